@@ -1,0 +1,63 @@
+/**
+ * The only place that builds Tokenview JSON: the success envelope, error envelopes and
+ * bare-number supply bodies, plus the response schemas fast-json-stringify compiles.
+ */
+import type { FastifyReply } from 'fastify';
+import type { ApiError } from './errors.js';
+
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+export const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
+
+/** Tokenview's success word. */
+export const SUCCESS_MSG = '成功';
+
+/** A JSON schema as fast-json-stringify reads it. */
+export type JsonSchema = Record<string, unknown>;
+
+/** Schema helpers: every listed key is required, so a missing field fails loudly (500) instead of vanishing. */
+export const schema = {
+  string: { type: 'string' } as JsonSchema,
+  nullableString: { type: ['string', 'null'] } as JsonSchema,
+  integer: { type: 'integer' } as JsonSchema,
+  object(properties: Record<string, JsonSchema>): JsonSchema {
+    return { type: 'object', additionalProperties: false, required: Object.keys(properties), properties };
+  },
+  array(items: JsonSchema): JsonSchema {
+    return { type: 'array', items };
+  },
+};
+
+/** Response schema of a success envelope around `data`. */
+export function envelopeSchema(data: JsonSchema): JsonSchema {
+  return schema.object({ code: schema.integer, msg: schema.string, data });
+}
+
+/** Sends `{"code":1,"msg":"成功","data":...}`; the route's 200 schema serializes it. */
+export function sendOk(reply: FastifyReply, data: unknown): FastifyReply {
+  return reply.code(200).type(JSON_CONTENT_TYPE).send({ code: 1, msg: SUCCESS_MSG, data });
+}
+
+/** A supply operation's body: the bare decimal number as text/plain, no trailing newline. */
+export function sendBareNumber(reply: FastifyReply, text: string): FastifyReply {
+  return reply.code(200).type(TEXT_CONTENT_TYPE).send(text);
+}
+
+/** The JSON text of an error envelope (`data` is always null). */
+export function errorBody(error: ApiError): string {
+  return JSON.stringify({ code: error.code, msg: error.msg, data: null });
+}
+
+/** Sends an error envelope with the error's HTTP status. Pre-serialized, so no route schema applies to it. */
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.httpStatus === 405) reply.header('allow', 'GET, HEAD');
+  return reply.code(error.httpStatus).type(JSON_CONTENT_TYPE).send(errorBody(error));
+}
+
+/** A complete raw HTTP/1.1 response carrying an error envelope, for sockets fastify never turned into a request. */
+export function rawErrorResponse(status: number, statusText: string, error: ApiError): string {
+  const body = errorBody(error);
+  return (
+    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * Request-parameter validation: the API's edge. Every failure is a 10001 `invalid parameter`
+ * whose message says what and why, without echoing the value (it may be long or hostile).
+ */
+import { invalidParameter } from './errors.js';
+
+/** Most entries per page and highest page number (spec, "Limits"). */
+export const MAX_PAGE = 50;
+export const MAX_PAGE_SIZE = 50;
+
+const EVM_ADDRESS = /^0x[0-9a-f]{40}$/;
+const DIGITS = /^[0-9]+$/;
+
+/** An EVM address as the path must give it: `0x` + 40 lower-case hex digits. */
+export function parseEvmAddress(value: string, name = 'address'): string {
+  if (EVM_ADDRESS.test(value)) return value;
+  if (EVM_ADDRESS.test(value.toLowerCase())) throw invalidParameter(`${name} must be lower case`);
+  throw invalidParameter(`${name} must be 0x followed by 40 hex digits`);
+}
+
+/** `page` or `size`: plain decimal digits (leading zeros allowed) whose value lies in 1..max. */
+export function parsePageNumber(value: string, name: string, max: number): number {
+  // Digits only first, so Number() never sees a sign, a point, an exponent or white space.
+  const n = DIGITS.test(value) ? Number(value) : Number.NaN;
+  if (!(n >= 1 && n <= max)) throw invalidParameter(`${name} must be an integer from 1 to ${max}`);
+  return n;
+}
+
+/** Validated `page` and `size`, with the list offset they select. */
+export function parsePaging(page: string, size: string): { page: number; size: number; offset: number } {
+  const p = parsePageNumber(page, 'page', MAX_PAGE);
+  const s = parsePageNumber(size, 'size', MAX_PAGE_SIZE);
+  return { page: p, size: s, offset: (p - 1) * s };
+}

@@ -1,0 +1,431 @@
+import { UserError } from '../../internal/errors.js';
+import type { Logger } from '../../internal/logger.js';
+import { RangeTooLargeError, RpcResponseError, RpcTransportError } from './errors.js';
+
+export { RangeTooLargeError } from './errors.js';
+
+/** Options of {@link createRpcClient}. */
+export interface RpcClientOptions {
+  /** HTTP(S) JSON-RPC endpoint. `user:pass@` credentials are sent as Basic auth, never logged. */
+  url: string;
+  logger: Logger;
+  /** Per-attempt timeout, covering the whole answer body. Default 30 000 ms. */
+  timeoutMs?: number;
+  /** Retries after the first attempt for transient faults. Default 8. */
+  maxRetries?: number;
+  /** Calls per HTTP request; larger batches are split. Default 100. */
+  maxBatchSize?: number;
+  /** First backoff ceiling; doubles per attempt (full jitter). Default 250 ms. */
+  retryBaseMs?: number;
+  /** Backoff cap. Default 5 000 ms. */
+  retryMaxMs?: number;
+  /** HTTP requests in flight at once for one split batch. Default 4. */
+  batchConcurrency?: number;
+}
+
+export interface RpcBatchCall {
+  method: string;
+  params: unknown[];
+}
+
+export interface RpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** One answer of a batch, in the order of the calls. */
+export type RpcBatchItem = { result: unknown } | { error: RpcErrorObject };
+
+export interface RpcClient {
+  /**
+   * One JSON-RPC call. Transient faults are retried; a range/size refusal throws
+   * `RangeTooLargeError` at once; other JSON-RPC errors throw `RpcResponseError`.
+   */
+  request<T = unknown>(method: string, params: unknown[]): Promise<T>;
+  /**
+   * JSON-RPC batch, split into requests of at most `maxBatchSize`. Answers come back in call
+   * order, matched by id. Per-call errors are returned as `{ error }` items, except
+   * rate-limit errors, whose calls are sent again.
+   */
+  batch(calls: readonly RpcBatchCall[]): Promise<RpcBatchItem[]>;
+}
+
+/** How a JSON-RPC error object should be handled. */
+export type RpcErrorKind =
+  /** The provider refuses the range or the answer size: split the request. */
+  | 'range'
+  /** Rate limit, overload, internal fault: retry later. */
+  | 'transient'
+  /** The node has no block or state for the requested height (behind, or pruned). */
+  | 'missing-state'
+  /** Anything else (reverts, invalid params, method not found). */
+  | 'other';
+
+// Messages providers use to refuse an `eth_getLogs` range or an oversized answer. Sources:
+// geth/erigon/reth, Infura, Alchemy, QuickNode, Ankr, BlockPI, 1RPC, publicnode, Chainstack,
+// Cloudflare, Avalanche, Arbitrum, Optimism/Base, Moonbeam, Aurora, Harmony (see ponder's
+// getLogsRetryHelper for the provider-by-provider list).
+const RANGE_PATTERNS: readonly RegExp[] = [
+  /query returned more than \d+ results/i,
+  /query exceeds max (results|block range)/i,
+  /block range (is )?too (large|wide)/i,
+  /\brange (is )?too large/i,
+  /exceeds? (the )?max(imum)? block range/i,
+  /maximum block range/i,
+  /log response size exceeded/i,
+  /too many blocks/i,
+  /response size should not greater than/i,
+  /limited to (a )?[\d,.]+ (block )?range/i,
+  /limited to [\d,.]+ blocks?/i,
+  /(backend )?response (is )?too (large|big)/i,
+  /logs matched by query exceeds limit/i,
+  /exceeds the range allowed/i,
+  /block range limit exceeded/i,
+  /limit the query to at most/i,
+  /block range (greater than|exceeds)/i,
+  /query must be smaller than size/i,
+  /up to a [\d,.]+ block range/i,
+  /blocks distance/i,
+  /max range: \d+/i,
+  /maximum allowed number of requested blocks/i,
+  /try with this block range/i,
+  /this block range should work/i,
+  /reduc(e|ing) (your |the )?(block )?range/i,
+  /too many (results|logs)/i,
+];
+
+// Provider messages that name the block count they accept, to offer the caller a first guess.
+const SUGGESTED_RANGE_PATTERNS: readonly RegExp[] = [
+  /maximum is set to (\d+)/i,
+  /max range: (\d+)/i,
+  /maximum allowed number of requested blocks is (\d+)/i,
+  /limited to (?:a )?([\d,.]+)/i,
+  /limit the query to at most ([\d,.]+) blocks/i,
+  /maximum block range:? ([\d,.]+)/i,
+  /max block range:? ([\d,.]+)/i,
+  /block range greater than ([\d,.]+)/i,
+  /block range exceeds ([\d,.]+)/i,
+  /up to a ([\d,.]+) block range/i,
+  /blocks distance: (\d+)/i,
+  /\(max(?:imum)? ([\d,.]+)(?: blocks)?\)/i,
+  /max(?:imum)? is ([\d,.]+) blocks/i,
+];
+
+const MISSING_STATE_PATTERNS: readonly RegExp[] = [
+  /missing trie node/i,
+  /header not found/i,
+  /unknown block/i,
+  /block not found/i,
+  /state .*not available/i,
+  /not available.*state/i,
+  /state (is )?(pruned|unavailable)/i,
+  /pruned/i,
+  /historical state/i,
+  /required historical state unavailable/i,
+  /state histories/i,
+];
+
+const TRANSIENT_PATTERNS: readonly RegExp[] = [
+  /too many requests/i,
+  /rate.?limit/i,
+  /request limit/i,
+  /capacity/i,
+  /compute units/i,
+  /throughput/i,
+  /try again/i,
+  /temporar/i,
+  /\bbusy\b/i,
+  /overload/i,
+  /time(d)? ?out/i,
+  /upstream/i,
+  /no backend/i,
+  /unavailable/i,
+  /internal (server )?error/i,
+];
+
+const REVERT_PATTERN = /revert|invalid opcode|out of gas|stack (underflow|overflow)|invalid jump|vm execution error/i;
+
+/** Classifies a JSON-RPC error object (see {@link RpcErrorKind}). */
+export function classifyRpcError(error: { code: number; message: string }): RpcErrorKind {
+  const { code, message } = error;
+  if (RANGE_PATTERNS.some((re) => re.test(message))) return 'range';
+  // Infura and others send -32005 for both "too many results" and plain rate limits.
+  if (code === -32005 && /more than|range/i.test(message)) return 'range';
+  if (REVERT_PATTERN.test(message)) return 'other';
+  if (MISSING_STATE_PATTERNS.some((re) => re.test(message))) return 'missing-state';
+  if (code === -32005 || code === 429 || code === -32603) return 'transient';
+  if (TRANSIENT_PATTERNS.some((re) => re.test(message))) return 'transient';
+  return 'other';
+}
+
+/** The block count a range refusal names, if any. */
+export function suggestedRangeOf(message: string): number | undefined {
+  for (const re of SUGGESTED_RANGE_PATTERNS) {
+    const m = re.exec(message);
+    if (m?.[1] !== undefined) {
+      const n = Number(m[1].replace(/[,.]/g, ''));
+      if (Number.isSafeInteger(n) && n > 0) return n;
+    }
+  }
+  // Infura: "Try with this block range [0xA, 0xB]" (inclusive bounds).
+  const m = /block range (?:should work: )?\[0x([0-9a-f]+),\s*0x([0-9a-f]+)\]/i.exec(message);
+  if (m?.[1] !== undefined && m[2] !== undefined) {
+    const n = Number.parseInt(m[2], 16) - Number.parseInt(m[1], 16) + 1;
+    if (Number.isSafeInteger(n) && n > 0) return n;
+  }
+  return undefined;
+}
+
+/** A fault worth another attempt. Internal to the retry loop. */
+class TransientFault extends Error {
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(reason: string, options: { status?: number; retryAfterMs?: number } = {}) {
+    super(reason);
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+  }
+}
+
+/**
+ * A JSON-RPC client over HTTP(S) with retries, batching and typed errors.
+ * Uses the global `fetch` (keep-alive by default in Node 20).
+ */
+export function createRpcClient(options: RpcClientOptions): RpcClient {
+  const logger = options.logger;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxRetries = options.maxRetries ?? 8;
+  const maxBatchSize = Math.max(1, options.maxBatchSize ?? 100);
+  const retryBaseMs = options.retryBaseMs ?? 250;
+  const retryMaxMs = options.retryMaxMs ?? 5_000;
+  const batchConcurrency = Math.max(1, options.batchConcurrency ?? 4);
+  const { endpoint, authorization } = parseEndpoint(options.url);
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (authorization !== undefined) headers.authorization = authorization;
+  let nextId = 1;
+
+  async function withRetries<T>(label: string, attemptOnce: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await attemptOnce();
+      } catch (error) {
+        if (!(error instanceof TransientFault)) throw error;
+        if (attempt >= maxRetries) {
+          throw new RpcTransportError(`${label} failed after ${attempt + 1} attempts: ${error.message}`, {
+            retryable: true,
+            status: error.status,
+          });
+        }
+        // Full jitter (AWS architecture blog): spreads retries of many callers evenly.
+        const ceiling = Math.min(retryMaxMs, retryBaseMs * 2 ** attempt);
+        let delay = Math.random() * ceiling;
+        if (error.retryAfterMs !== undefined) delay = Math.max(delay, Math.min(error.retryAfterMs, retryMaxMs));
+        const log = { method: label, attempt: attempt + 1, reason: error.message, delayMs: Math.round(delay) };
+        if (attempt >= 2) logger.warn(log, 'rpc call failing, retrying');
+        else logger.debug(log, 'rpc call failed, retrying');
+        await sleep(delay);
+      }
+    }
+  }
+
+  /** One HTTP round trip; returns the parsed JSON body or throws TransientFault/RpcTransportError. */
+  async function post(body: string): Promise<unknown> {
+    let response: Response;
+    let text: string;
+    try {
+      response = await fetch(endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      text = await response.text();
+    } catch (error) {
+      throw new TransientFault(describeFetchError(error, timeoutMs));
+    }
+    const parsed = tryParseJson(text);
+    const status = response.status;
+    if (status === 429 || status === 408 || status >= 500) {
+      // Some providers send a range refusal with a 5xx status; let it through to be classified.
+      if (isRangeEnvelope(parsed)) return parsed;
+      throw new TransientFault(`HTTP ${status}`, { status, retryAfterMs: parseRetryAfter(response) });
+    }
+    if (parsed === undefined) {
+      if (!response.ok) throw new RpcTransportError(`RPC endpoint answered HTTP ${status}`, { status, retryable: false });
+      throw new TransientFault('malformed JSON body', { status });
+    }
+    if (!response.ok && !looksLikeJsonRpc(parsed)) {
+      throw new RpcTransportError(`RPC endpoint answered HTTP ${status}`, { status, retryable: false });
+    }
+    return parsed;
+  }
+
+  async function request<T = unknown>(method: string, params: unknown[]): Promise<T> {
+    return withRetries(method, async () => {
+      const id = nextId++;
+      const answer = await post(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      if (!isRecord(answer)) throw new TransientFault('answer is not a JSON-RPC response object');
+      if (answer.error !== undefined && answer.error !== null) {
+        const error = parseErrorObject(answer.error);
+        if (error === undefined) throw new TransientFault('malformed JSON-RPC error object');
+        const kind = classifyRpcError(error);
+        if (kind === 'range') throw new RangeTooLargeError(method, error, suggestedRangeOf(error.message));
+        if (kind === 'transient' || kind === 'missing-state') {
+          throw new TransientFault(`JSON-RPC error ${error.code}: ${error.message}`);
+        }
+        throw new RpcResponseError(method, error);
+      }
+      if (!('result' in answer)) throw new TransientFault('answer has neither result nor error');
+      if (answer.id !== id) throw new TransientFault('answer id does not match the request');
+      return answer.result as T;
+    });
+  }
+
+  /** Sends one chunk (≤ maxBatchSize calls), retrying the calls still unanswered. */
+  async function sendChunk(calls: readonly RpcBatchCall[], indices: readonly number[], out: RpcBatchItem[]) {
+    let pending = [...indices];
+    const label = `batch of ${indices.length} (${calls[indices[0]!]!.method}…)`;
+    await withRetries(label, async () => {
+      const byId = new Map<number, number>();
+      const payload = pending.map((index) => {
+        const id = nextId++;
+        byId.set(id, index);
+        const call = calls[index]!;
+        return { jsonrpc: '2.0', id, method: call.method, params: call.params };
+      });
+      const answer = await post(JSON.stringify(payload));
+      if (!Array.isArray(answer)) {
+        if (isRecord(answer) && answer.error !== undefined) {
+          const error = parseErrorObject(answer.error);
+          if (error !== undefined && classifyRpcError(error) === 'range') {
+            throw new RangeTooLargeError('batch', error, suggestedRangeOf(error.message));
+          }
+        }
+        throw new TransientFault('batch answer is not an array');
+      }
+      let rateLimited = 0;
+      for (const item of answer) {
+        if (!isRecord(item) || typeof item.id !== 'number') continue;
+        const index = byId.get(item.id);
+        if (index === undefined) continue;
+        if (item.error !== undefined && item.error !== null) {
+          const error = parseErrorObject(item.error);
+          if (error === undefined) continue; // malformed item: leave it pending
+          if (classifyRpcError(error) === 'transient') {
+            rateLimited++;
+            continue;
+          }
+          out[index] = { error };
+        } else if ('result' in item) {
+          out[index] = { result: item.result };
+        } else {
+          continue;
+        }
+        byId.delete(item.id);
+      }
+      pending = [...byId.values()];
+      if (pending.length > 0) {
+        throw new TransientFault(
+          `${pending.length} of ${payload.length} batch answers missing or rate-limited (${rateLimited} rate-limited)`,
+        );
+      }
+    });
+  }
+
+  async function batch(calls: readonly RpcBatchCall[]): Promise<RpcBatchItem[]> {
+    const out = new Array<RpcBatchItem>(calls.length);
+    const chunks: number[][] = [];
+    for (let start = 0; start < calls.length; start += maxBatchSize) {
+      const chunk: number[] = [];
+      for (let i = start; i < Math.min(calls.length, start + maxBatchSize); i++) chunk.push(i);
+      chunks.push(chunk);
+    }
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++]!;
+        await sendChunk(calls, chunk, out);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(batchConcurrency, chunks.length) }, worker));
+    return out;
+  }
+
+  return { request, batch };
+}
+
+/** Splits `user:pass@` out of the URL: undici's fetch refuses URLs with credentials. */
+function parseEndpoint(url: string): { endpoint: string; authorization: string | undefined } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UserError('invalid RPC URL (not a URL)');
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new UserError(`invalid RPC URL: protocol ${parsed.protocol} is not supported (use http or https)`);
+  }
+  let authorization: string | undefined;
+  if (parsed.username !== '' || parsed.password !== '') {
+    const user = decodeURIComponent(parsed.username);
+    const pass = decodeURIComponent(parsed.password);
+    authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
+    parsed.username = '';
+    parsed.password = '';
+  }
+  return { endpoint: parsed.toString(), authorization };
+}
+
+/** A short reason for a failed fetch, without addresses: undici messages can name host and port. */
+function describeFetchError(error: unknown, timeoutMs: number): string {
+  if (error instanceof Error) {
+    if (error.name === 'TimeoutError' || error.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
+    const cause = (error as { cause?: unknown }).cause;
+    const code = isRecord(cause) && typeof cause.code === 'string' ? cause.code : undefined;
+    if (code !== undefined) return `network error (${code})`;
+    if (cause instanceof Error) return `network error (${cause.name})`;
+    return `network error (${error.name})`;
+  }
+  return 'network error';
+}
+
+function parseRetryAfter(response: Response): number | undefined {
+  const value = response.headers.get('retry-after');
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function tryParseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function looksLikeJsonRpc(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && value.every(isRecord);
+  return isRecord(value) && ('result' in value || 'error' in value);
+}
+
+function isRangeEnvelope(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const error = parseErrorObject(value.error);
+  return error !== undefined && classifyRpcError(error) === 'range';
+}
+
+function parseErrorObject(value: unknown): RpcErrorObject | undefined {
+  if (!isRecord(value)) return undefined;
+  const code = typeof value.code === 'number' && Number.isInteger(value.code) ? value.code : undefined;
+  const message = typeof value.message === 'string' ? value.message : undefined;
+  if (code === undefined || message === undefined) return undefined;
+  return value.data === undefined ? { code, message } : { code, message, data: value.data };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,56 @@
+import type { TokenMetadata } from '../../store/types.js';
+
+/** A log as returned by `eth_getLogs`, validated and with quantities parsed. */
+export interface EvmLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: number;
+  blockHash: string;
+  transactionHash: string;
+  transactionIndex: number;
+  logIndex: number;
+  /** Unix seconds, when the node includes `blockTimestamp` in logs (newer geth, anvil, reth). */
+  blockTimestamp?: number;
+}
+
+/** A block header as the indexer needs it. */
+export interface EvmBlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+  /** Unix seconds. */
+  timestamp: number;
+}
+
+/** Supplies read from the node for one token (raw units). */
+export interface TokenSupply {
+  address: string;
+  /** `totalSupply()`, or null when it cannot be read. */
+  totalSupply: bigint | null;
+  /** `cap()`, or null when the token has none. */
+  cap: bigint | null;
+  /** `balanceOf(0x0) + balanceOf(0x…dead)`; calls that fail count as 0. */
+  burnedBalance: bigint | null;
+}
+
+/** Block tag for reads: a block number, or `latest`. */
+export type BlockTag = number | 'latest';
+
+/**
+ * What the EVM indexer needs from a node. Every answer is validated before it is returned,
+ * transient faults are retried inside, and a provider's "range too large / too many results"
+ * answer surfaces as `RangeTooLargeError` so the caller can split the range.
+ */
+export interface EvmSource {
+  chainId(): Promise<number>;
+  blockNumber(): Promise<number>;
+  /** Logs with the ERC-20/721 Transfer topic in `[from, to]`, ordered by block then log index. */
+  getTransferLogs(from: number, to: number): Promise<EvmLog[]>;
+  /** Headers of the given blocks, in the same order, fetched in JSON-RPC batches. */
+  getHeaders(numbers: readonly number[]): Promise<EvmBlockHeader[]>;
+  /** name/symbol/decimals of each token, tolerating missing or reverting functions. */
+  readTokenMetadata(addresses: readonly string[]): Promise<TokenMetadata[]>;
+  /** totalSupply/cap/burn-address balances at `blockTag` (falls back to `latest` when the node has no state there). */
+  readSupplies(addresses: readonly string[], blockTag: BlockTag): Promise<TokenSupply[]>;
+}

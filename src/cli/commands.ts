@@ -1,0 +1,73 @@
+import { startApiServer } from '../api/server.js';
+import type { Config } from '../config/types.js';
+import { checkNodes, runIndexers } from '../indexer/run.js';
+import { startIndexerWorker } from '../indexer/worker.js';
+import { redactUrls } from '../internal/errors.js';
+import type { Logger } from '../internal/logger.js';
+import { onShutdown } from '../internal/shutdown.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+
+/** Chains the API answers for: those configured with --rpc plus those already in the store. */
+async function servedChains(config: Config, store: Store): Promise<string[]> {
+  const names = new Set(config.chains.map((c) => c.name));
+  for (const status of await store.listChainStatuses()) names.add(status.chain as never);
+  return [...names];
+}
+
+function describeChains(config: Config) {
+  return config.chains.map((c) => ({ chain: c.name, rpc: redactUrls(c.rpcUrl), fromBlock: c.fromBlock }));
+}
+
+/** `tokenquery start`: indexers in a worker thread, the API in this one. */
+export async function startCommand(config: Config, logger: Logger): Promise<void> {
+  await checkNodes(config.chains, logger);
+  const store = await openStore({ location: config.db, logger });
+  const worker = startIndexerWorker(config);
+  const server = await startApiServer({
+    store,
+    logger,
+    chains: await servedChains(config, store),
+    host: config.host,
+    port: config.port,
+  });
+  logger.info({ url: server.url, chains: describeChains(config) }, 'tokenquery started');
+  worker.done.catch((error: unknown) => {
+    logger.error({ err: error instanceof Error ? error.message : String(error) }, 'indexer worker ended; API keeps serving');
+  });
+  onShutdown(logger, async () => {
+    await server.close();
+    await worker.stop();
+    await store.close();
+  });
+}
+
+/** `tokenquery serve`: only the API, reading what an `index` process writes. */
+export async function serveCommand(config: Config, logger: Logger): Promise<void> {
+  const store = await openStore({ location: config.db, logger });
+  const chains = await servedChains(config, store);
+  if (chains.length === 0) logger.warn('no chains configured (--rpc) or indexed yet: every chain answers "unsupport coin"');
+  const server = await startApiServer({ store, logger, chains, host: config.host, port: config.port });
+  logger.info({ url: server.url, chains }, 'tokenquery serving');
+  onShutdown(logger, async () => {
+    await server.close();
+    await store.close();
+  });
+}
+
+/** `tokenquery index`: only the indexers, in this process. */
+export async function indexCommand(config: Config, logger: Logger): Promise<void> {
+  await checkNodes(config.chains, logger);
+  const store = await openStore({ location: config.db, logger });
+  const controller = new AbortController();
+  let finished: Promise<void> = Promise.resolve();
+  onShutdown(logger, async () => {
+    controller.abort();
+    await finished;
+    await store.close();
+  });
+  logger.info({ chains: describeChains(config) }, 'tokenquery indexing');
+  finished = runIndexers({ chains: config.chains, store, logger, signal: controller.signal });
+  await finished;
+  if (!controller.signal.aborted) await store.close();
+}

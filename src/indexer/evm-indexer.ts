@@ -1,0 +1,420 @@
+import { decodeTransferLog } from '../chains/evm/abi.js';
+import { RangeTooLargeError } from '../chains/evm/rpc-client.js';
+import type { EvmBlockHeader, EvmLog, EvmSource } from '../chains/evm/types.js';
+import type { ChainConfig } from '../config/types.js';
+import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
+import { backoffDelay, type Settled, settle, sleep } from '../internal/async.js';
+import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
+import type { Logger } from '../internal/logger.js';
+import type { Store, TokenMetadata, TransferRecord } from '../store/types.js';
+import { createProgressReporter, type ProgressReporter } from './progress.js';
+import { createRangePlanner } from './range-planner.js';
+
+export interface EvmIndexerOptions {
+  chain: ChainConfig;
+  source: EvmSource;
+  store: Store;
+  logger: Logger;
+  signal: AbortSignal;
+  /** `eth_getLogs` requests kept in flight during backfill. Default 4. */
+  concurrency?: number;
+  /** Re-read every token's supply at least this often, in blocks. Default 1000. */
+  supplyRefreshBlocks?: number;
+  /** Blocks handled per step while following the head inside the unfinalized window. Default 100. */
+  followChunk?: number;
+  /** Draw a progress bar (TTY) instead of periodic log lines. Default: stderr is a TTY. */
+  tty?: boolean;
+  /** First span tried by `eth_getLogs` during backfill. Default 1000 blocks. */
+  initialRange?: number;
+}
+
+export interface EvmIndexer {
+  /** Indexes until `signal` aborts. Rejects only on a fatal error (for example a reorg deeper than the window). */
+  run(): Promise<void>;
+}
+
+/** A range fetched and decoded, ready to commit. */
+interface FetchedRange {
+  from: number;
+  to: number;
+  transfers: TransferRecord[];
+  tokens: TokenMetadata[];
+  logCount: number;
+}
+
+/** Raised when the node's answers contradict each other mid-step (a reorg in progress); the step is retried. */
+class InconsistentChainError extends TokenqueryError {
+  override name = 'InconsistentChainError';
+}
+
+/**
+ * The EVM indexer for one chain: backfill with pipelined, adaptive `eth_getLogs`, then follow the
+ * head block by block inside the unfinalized window, detecting reorgs by parent hash and rolling
+ * back exactly. Every batch commits together with its checkpoint, so a crash at any moment resumes
+ * with nothing lost and nothing counted twice.
+ */
+export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
+  const { chain, source, store, signal } = options;
+  const name = chain.name;
+  const logger = options.logger.child({ component: 'indexer', chain: name });
+  const concurrency = options.concurrency ?? 4;
+  const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
+  const followChunk = options.followChunk ?? 100;
+  const planner = createRangePlanner({ initial: options.initialRange ?? 1000 });
+
+  /** Next block to index. */
+  let next = chain.fromBlock;
+  /** Hash of `next - 1` when known: the parent the next block must name. */
+  let tipHash: string | null = null;
+  /** Newest head seen; never moves backwards (a load balancer may answer from a lagging node). */
+  let headSeen = 0;
+  let lastErrorRecorded: string | null = null;
+  let lastPeriodicRefresh = 0;
+  const knownTokens = new Set<string>();
+  const metadataInFlight = new Map<string, Promise<TokenMetadata>>();
+
+  // ---- supply refresh: single-flight, kicked after commits, never blocks indexing ----
+  let supplyRunning = false;
+  let supplyAgain = false;
+  function kickSupplyRefresh(): void {
+    if (supplyRunning) {
+      supplyAgain = true;
+      return;
+    }
+    supplyRunning = true;
+    void (async () => {
+      try {
+        do {
+          supplyAgain = false;
+          await refreshSupplies();
+        } while (supplyAgain && !signal.aborted);
+      } catch (error) {
+        logger.warn({ err: errorMessage(error) }, 'supply refresh failed; will retry after the next batch');
+      } finally {
+        supplyRunning = false;
+      }
+    })();
+  }
+
+  async function refreshSupplies(): Promise<void> {
+    for (;;) {
+      if (signal.aborted) return;
+      const checkpoint = await store.getCheckpoint(name);
+      if (!checkpoint) return;
+      const addresses = await store.tokensNeedingSupply(name, checkpoint.block - supplyRefreshBlocks, 100);
+      if (addresses.length === 0) return;
+      const supplies = await source.readSupplies(addresses, checkpoint.block);
+      await store.updateSupplies(
+        name,
+        supplies.map((s) => ({ ...s, atBlock: checkpoint.block })),
+      );
+    }
+  }
+
+  // ---- helpers ----
+  async function noteHead(head: number): Promise<void> {
+    if (head > headSeen) {
+      headSeen = head;
+      await store.setChainStatus(name, { head });
+    }
+  }
+
+  async function recordError(message: string | null): Promise<void> {
+    if (message === lastErrorRecorded) return;
+    lastErrorRecorded = message;
+    await store.setChainStatus(name, { lastError: message });
+  }
+
+  function metadataFor(address: string): Promise<TokenMetadata> {
+    let pending = metadataInFlight.get(address);
+    if (!pending) {
+      pending = source.readTokenMetadata([address]).then((list) => {
+        const metadata = list[0];
+        if (!metadata) throw new TokenqueryError(`no metadata answer for ${address}`);
+        return metadata;
+      });
+      // A failed read must be retried by the next attempt, not cached.
+      pending.catch(() => metadataInFlight.delete(address));
+      metadataInFlight.set(address, pending);
+    }
+    return pending;
+  }
+
+  /** Metadata of the tokens in `transfers` that the store does not know yet. */
+  async function newTokenMetadata(transfers: TransferRecord[]): Promise<TokenMetadata[]> {
+    const unknown: string[] = [];
+    const seen = new Set<string>();
+    for (const t of transfers) {
+      if (knownTokens.has(t.token) || seen.has(t.token)) continue;
+      seen.add(t.token);
+      if (await store.getToken(name, t.token)) knownTokens.add(t.token);
+      else unknown.push(t.token);
+    }
+    if (unknown.length === 0) return [];
+    // Batch the first read of many new tokens into few JSON-RPC batches.
+    const fresh = unknown.filter((a) => !metadataInFlight.has(a));
+    if (fresh.length > 1) {
+      const all = source.readTokenMetadata(fresh);
+      fresh.forEach((address, i) => {
+        const one = all.then((list) => {
+          const metadata = list[i];
+          if (!metadata) throw new TokenqueryError(`no metadata answer for ${address}`);
+          return metadata;
+        });
+        one.catch(() => metadataInFlight.delete(address));
+        metadataInFlight.set(address, one);
+      });
+    }
+    return Promise.all(unknown.map(metadataFor));
+  }
+
+  function decode(logs: EvmLog[], times: Map<number, number>): TransferRecord[] {
+    const transfers: TransferRecord[] = [];
+    for (const log of logs) {
+      const time = log.blockTimestamp ?? times.get(log.blockNumber);
+      if (time === undefined) throw new InconsistentChainError(`no timestamp for block ${log.blockNumber}`);
+      const transfer = decodeTransferLog(log, time);
+      if (transfer) transfers.push(transfer);
+    }
+    return transfers;
+  }
+
+  async function fetchRange(from: number, to: number): Promise<FetchedRange> {
+    const logs = await source.getTransferLogs(from, to);
+    const needTimes = new Set<number>();
+    for (const log of logs) if (log.blockTimestamp === undefined) needTimes.add(log.blockNumber);
+    const times = new Map<number, number>();
+    if (needTimes.size > 0) {
+      for (const header of await source.getHeaders([...needTimes])) times.set(header.number, header.timestamp);
+    }
+    const transfers = decode(logs, times);
+    const tokens = await newTokenMetadata(transfers);
+    return { from, to, transfers, tokens, logCount: logs.length };
+  }
+
+  async function commit(
+    range: FetchedRange,
+    extra: { toBlockHash: string | null; blocks: EvmBlockHeader[] },
+  ): Promise<void> {
+    await store.applyBatch({
+      chain: name,
+      fromBlock: range.from,
+      toBlock: range.to,
+      toBlockHash: extra.toBlockHash,
+      transfers: range.transfers,
+      tokens: range.tokens,
+      blocks: extra.blocks.map(({ number, hash, parentHash }) => ({ number, hash, parentHash })),
+      head: headSeen,
+      pruneBlocksBelow: headSeen - chain.finalityDepth,
+    });
+    for (const token of range.tokens) {
+      knownTokens.add(token.address);
+      metadataInFlight.delete(token.address);
+    }
+    next = range.to + 1;
+    tipHash = extra.toBlockHash;
+    if (range.tokens.length > 0 || touchesSupply(range.transfers)) kickSupplyRefresh();
+  }
+
+  // ---- backfill: blocks at least `finalityDepth` below the head, pipelined ----
+  async function backfill(target: number): Promise<void> {
+    const progress: ProgressReporter | null =
+      target - next > 1000
+        ? createProgressReporter({
+            chain: name,
+            logger,
+            startBlock: next,
+            targetBlock: target,
+            ...(options.tty === undefined ? {} : { tty: options.tty }),
+          })
+        : null;
+    let transfersDone = 0;
+    const inflight: { from: number; to: number; result: Promise<Settled<FetchedRange>> }[] = [];
+    const launch = (from: number, to: number) => ({ from, to, result: settle(fetchRange(from, to)) });
+    let cursor = next;
+
+    try {
+      while (next <= target && !signal.aborted) {
+        while (inflight.length < concurrency && cursor <= target) {
+          const to = Math.min(cursor + planner.size - 1, target);
+          inflight.push(launch(cursor, to));
+          cursor = to + 1;
+        }
+        const head = inflight.shift();
+        if (!head) break;
+        const outcome = await head.result;
+        if (signal.aborted) return;
+        if (!outcome.ok) {
+          if (outcome.error instanceof RangeTooLargeError) {
+            const span = head.to - head.from + 1;
+            if (span === 1) {
+              throw new FatalIndexerError(
+                `the node refuses to return the Transfer logs of block ${head.from} even alone (${errorMessage(outcome.error)}); use a node without a result limit`,
+              );
+            }
+            planner.refused(span);
+            const mid = head.from + Math.floor(span / 2) - 1;
+            inflight.unshift(launch(head.from, mid), launch(mid + 1, head.to));
+            continue;
+          }
+          throw outcome.error;
+        }
+        const range = outcome.value;
+        planner.observe(range.to - range.from + 1, range.logCount);
+        await commit(range, { toBlockHash: null, blocks: [] });
+        transfersDone += range.transfers.length;
+        progress?.update({ block: range.to, transfers: transfersDone });
+      }
+    } finally {
+      progress?.finish();
+    }
+  }
+
+  // ---- following the head inside the unfinalized window ----
+  async function follow(head: number): Promise<void> {
+    const to = Math.min(head, next + followChunk - 1);
+    const numbers: number[] = [];
+    for (let n = next; n <= to; n++) numbers.push(n);
+    const headers = await source.getHeaders(numbers);
+    const parentHash = tipHash ?? (next > 0 ? await hashOf(next - 1) : null);
+    const first = headers[0];
+    if (!first) return;
+    if (parentHash !== null && first.parentHash !== parentHash) {
+      await handleReorg();
+      return;
+    }
+    for (let i = 1; i < headers.length; i++) {
+      if (headers[i]?.parentHash !== headers[i - 1]?.hash) {
+        throw new InconsistentChainError(`blocks ${next}..${to} changed while being read`);
+      }
+    }
+    const byNumber = new Map(headers.map((h) => [h.number, h]));
+    const logs = await source.getTransferLogs(next, to);
+    for (const log of logs) {
+      if (byNumber.get(log.blockNumber)?.hash !== log.blockHash) {
+        throw new InconsistentChainError(`logs of block ${log.blockNumber} belong to another fork`);
+      }
+    }
+    const times = new Map(headers.map((h) => [h.number, h.timestamp]));
+    const transfers = decode(logs, times);
+    const tokens = await newTokenMetadata(transfers);
+    const last = headers[headers.length - 1]!;
+    await commit({ from: next, to, transfers, tokens, logCount: logs.length }, { toBlockHash: last.hash, blocks: headers });
+  }
+
+  async function hashOf(block: number): Promise<string | null> {
+    const [header] = await source.getHeaders([block]);
+    return header?.hash ?? null;
+  }
+
+  /** Caught up: make sure the tip we hold is still on the node's chain (a reorg need not grow the chain). */
+  async function checkTip(head: number): Promise<void> {
+    if (next === 0 || tipHash === null) return;
+    const tip = next - 1;
+    if (head < tip) return; // a lagging node: wait for it rather than trusting its view
+    const [header] = await source.getHeaders([tip]);
+    if (header && header.hash !== tipHash) await handleReorg();
+  }
+
+  async function handleReorg(): Promise<void> {
+    const top = next - 1;
+    const bottom = Math.max(top - chain.finalityDepth, 0);
+    const refs = await store.getBlockRefs(name, bottom, top);
+    const nodeHeaders = await source.getHeaders(refs.map((r) => r.number));
+    let ancestor: { number: number; hash: string } | null = null;
+    for (let i = refs.length - 1; i >= 0; i--) {
+      const ref = refs[i]!;
+      if (nodeHeaders[i]?.hash === ref.hash) {
+        ancestor = { number: ref.number, hash: ref.hash };
+        break;
+      }
+    }
+    if (!ancestor) {
+      throw new FatalIndexerError(
+        `reorg deeper than the unfinalized window on ${name}: none of the stored blocks ${refs[0]?.number ?? top}..${top} is on the node's chain any more (window ${chain.finalityDepth} blocks); indexing of ${name} stopped to avoid corrupt data — raise the window and re-index from an earlier block`,
+      );
+    }
+    const result = await store.rollback(name, ancestor.number, ancestor.hash);
+    logger.warn(
+      { depth: top - ancestor.number, ancestor: ancestor.number, removedTransfers: result.removedTransfers },
+      'reorg: rolled back to the common ancestor',
+    );
+    // Tokens first seen in the dropped blocks are gone from the store; forget them here too.
+    for (const token of result.affectedTokens) knownTokens.delete(token);
+    next = ancestor.number + 1;
+    tipHash = ancestor.hash;
+    kickSupplyRefresh();
+  }
+
+  async function step(): Promise<'busy' | 'idle'> {
+    const head = await source.blockNumber();
+    await noteHead(head);
+    const finalized = headSeen - chain.finalityDepth;
+    if (next <= finalized) {
+      await backfill(finalized);
+      return 'busy';
+    }
+    if (next <= head) {
+      await follow(head);
+      return 'busy';
+    }
+    await checkTip(head);
+    // Periodic refresh: tokens whose supply was read more than `supplyRefreshBlocks` ago.
+    if (Date.now() - lastPeriodicRefresh > 10_000) {
+      lastPeriodicRefresh = Date.now();
+      kickSupplyRefresh();
+    }
+    return 'idle';
+  }
+
+  return {
+    async run() {
+      const checkpoint = await store.getCheckpoint(name);
+      if (checkpoint) {
+        next = checkpoint.block + 1;
+        tipHash = checkpoint.hash;
+        if (chain.fromBlock > next) {
+          logger.warn(
+            { checkpoint: checkpoint.block, fromBlock: chain.fromBlock },
+            '--from-block is ignored: the store already holds this chain; resuming from its checkpoint',
+          );
+        }
+      }
+      const status = await store.getChainStatus(name);
+      headSeen = status?.head ?? 0;
+      logger.info({ next, finalityDepth: chain.finalityDepth }, 'indexer starting');
+      kickSupplyRefresh();
+
+      let failures = 0;
+      while (!signal.aborted) {
+        try {
+          const state = await step();
+          failures = 0;
+          await recordError(null);
+          if (state === 'idle') await sleep(chain.pollIntervalMs, signal);
+        } catch (error) {
+          if (signal.aborted) break;
+          if (error instanceof FatalIndexerError) {
+            logger.error({ err: error.shortMessage }, 'indexer stopped');
+            await recordError(error.shortMessage).catch(() => {});
+            throw error;
+          }
+          failures++;
+          const message = errorMessage(error);
+          const delay = error instanceof InconsistentChainError ? 100 : backoffDelay(failures, 500, 30_000);
+          logger.warn({ err: message, retryInMs: Math.round(delay) }, 'indexing step failed; retrying');
+          await recordError(message).catch(() => {});
+          await sleep(delay, signal);
+        }
+      }
+      logger.info({ next }, 'indexer stopped');
+    },
+  };
+}
+
+const BURN_ADDRESSES = new Set([ZERO_ADDRESS, DEAD_ADDRESS]);
+
+/** Mints, burns and moves to/from burn addresses change total or circulating supply. */
+function touchesSupply(transfers: TransferRecord[]): boolean {
+  return transfers.some((t) => BURN_ADDRESSES.has(t.from) || BURN_ADDRESSES.has(t.to));
+}

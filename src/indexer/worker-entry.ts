@@ -1,0 +1,31 @@
+/**
+ * Worker-thread entry: runs the indexers with their own store connection, so that block
+ * decoding and database writes never stall the API's event loop in `tokenquery start`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../config/types.js';
+import { errorMessage } from '../internal/errors.js';
+import { createLogger } from '../internal/logger.js';
+import { openStore } from '../store/open.js';
+import { runIndexers } from './run.js';
+import type { WorkerMessage } from './worker.js';
+
+const { config, tty } = workerData as { config: Config; tty: boolean };
+const logger = createLogger({ level: config.logLevel });
+const controller = new AbortController();
+const post = (message: WorkerMessage) => parentPort?.postMessage(message);
+
+parentPort?.on('message', (message: unknown) => {
+  if (message === 'stop') controller.abort();
+});
+
+const store = await openStore({ location: config.db, logger });
+try {
+  await runIndexers({ chains: config.chains, store, logger, signal: controller.signal, tty });
+  post({ type: 'stopped' });
+} catch (error) {
+  post({ type: 'failed', message: errorMessage(error) });
+} finally {
+  await store.close();
+  logger.flush();
+}
