@@ -46,7 +46,9 @@ export function createApiKeyVerifier(options: ApiKeyVerifierOptions): ApiKeyVeri
     if (cached !== undefined && cached.expiresAt > t) return cached.valid;
     if (cached !== undefined) cache.delete(key);
 
-    const valid = store.findApiKeyByHash(hashApiKey(key)).then((record) => record !== null && record.revokedAt === null);
+    const valid = store
+      .findApiKeyByHash(hashApiKey(key))
+      .then((record) => record !== null && record.revokedAt === null);
     const entry: CacheEntry = { expiresAt: t + ttlMs, valid };
     // A failed read must not be remembered: the next request asks the store again.
     valid.catch(() => {

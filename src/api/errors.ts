@@ -32,7 +32,8 @@ export const tooManyRequests = (): ApiError => new ApiError(429, 429, 'too many 
 export const unsupportedCoin = (): ApiError => new ApiError(200, 50001, 'unsupport coin');
 
 /** A request parameter is malformed; `what` says which and why (never echo the raw value). */
-export const invalidParameter = (what: string): ApiError => new ApiError(200, 10001, `invalid parameter: ${what}`);
+export const invalidParameter = (what: string): ApiError =>
+  new ApiError(200, 10001, `invalid parameter: ${what}`);
 
 /** The token or asset is unknown to the index. */
 export const noData = (): ApiError => new ApiError(200, 404, '无数据');
@@ -41,7 +42,8 @@ export const noData = (): ApiError => new ApiError(200, 404, '无数据');
 export const notFound = (): ApiError => new ApiError(404, 404, 'not found');
 
 /** Any method other than GET and HEAD on a known path (sent with `Allow: GET, HEAD`). */
-export const methodNotAllowed = (): ApiError => new ApiError(405, 10001, 'invalid parameter: method not allowed');
+export const methodNotAllowed = (): ApiError =>
+  new ApiError(405, 10001, 'invalid parameter: method not allowed');
 
 /** An unexpected fault: the details go to the log, never to the caller. */
 export const serverBusy = (): ApiError => new ApiError(500, 40001, 'server is busy');

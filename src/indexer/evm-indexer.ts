@@ -61,6 +61,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
   const followChunk = options.followChunk ?? 100;
   const planner = createRangePlanner({ initial: options.initialRange ?? 1000 });
+  /** Blocks per step while following; halves when the provider refuses a span. */
+  let followSpan = followChunk;
 
   /** Next block to index. */
   let next = chain.fromBlock;
@@ -70,6 +72,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   let headSeen = 0;
   let lastErrorRecorded: string | null = null;
   let lastPeriodicRefresh = 0;
+  let hasCheckpoint = false;
   const knownTokens = new Set<string>();
   const metadataInFlight = new Map<string, Promise<TokenMetadata>>();
 
@@ -213,6 +216,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     }
     next = range.to + 1;
     tipHash = extra.toBlockHash;
+    hasCheckpoint = true;
     if (range.tokens.length > 0 || touchesSupply(range.transfers)) kickSupplyRefresh();
   }
 
@@ -247,11 +251,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
         if (!outcome.ok) {
           if (outcome.error instanceof RangeTooLargeError) {
             const span = head.to - head.from + 1;
-            if (span === 1) {
-              throw new FatalIndexerError(
-                `the node refuses to return the Transfer logs of block ${head.from} even alone (${errorMessage(outcome.error)}); use a node without a result limit`,
-              );
-            }
+            if (span === 1) throw refusedAlone(head.from, outcome.error);
             planner.refused(span);
             const mid = head.from + Math.floor(span / 2) - 1;
             inflight.unshift(launch(head.from, mid), launch(mid + 1, head.to));
@@ -272,11 +272,13 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
 
   // ---- following the head inside the unfinalized window ----
   async function follow(head: number): Promise<void> {
-    const to = Math.min(head, next + followChunk - 1);
+    const to = Math.min(head, next + followSpan - 1);
     const numbers: number[] = [];
     for (let n = next; n <= to; n++) numbers.push(n);
     const headers = await source.getHeaders(numbers);
-    const parentHash = tipHash ?? (next > 0 ? await hashOf(next - 1) : null);
+    // The first block ever indexed has no known parent; after a backfill (which records no hashes)
+    // the parent is final, so its hash is read from the node.
+    const parentHash = tipHash ?? (hasCheckpoint ? await hashOf(next - 1) : null);
     const first = headers[0];
     if (!first) return;
     if (parentHash !== null && first.parentHash !== parentHash) {
@@ -289,7 +291,16 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       }
     }
     const byNumber = new Map(headers.map((h) => [h.number, h]));
-    const logs = await source.getTransferLogs(next, to);
+    let logs: EvmLog[];
+    try {
+      logs = await source.getTransferLogs(next, to);
+    } catch (error) {
+      if (!(error instanceof RangeTooLargeError)) throw error;
+      const span = to - next + 1;
+      if (span === 1) throw refusedAlone(next, error);
+      followSpan = Math.max(1, Math.floor(span / 2));
+      return;
+    }
     for (const log of logs) {
       if (byNumber.get(log.blockNumber)?.hash !== log.blockHash) {
         throw new InconsistentChainError(`logs of block ${log.blockNumber} belong to another fork`);
@@ -373,6 +384,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       if (checkpoint) {
         next = checkpoint.block + 1;
         tipHash = checkpoint.hash;
+        hasCheckpoint = true;
         if (chain.fromBlock > next) {
           logger.warn(
             { checkpoint: checkpoint.block, fromBlock: chain.fromBlock },
@@ -410,6 +422,12 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       logger.info({ next }, 'indexer stopped');
     },
   };
+}
+
+function refusedAlone(block: number, cause: unknown): FatalIndexerError {
+  return new FatalIndexerError(
+    `the node refuses to return the Transfer logs of block ${block} even alone (${errorMessage(cause)}); use a node without a result limit`,
+  );
 }
 
 const BURN_ADDRESSES = new Set([ZERO_ADDRESS, DEAD_ADDRESS]);

@@ -42,7 +42,11 @@ export class RpcResponseError extends RpcError {
   /** The provider's message, URL-redacted. */
   readonly rpcMessage: string;
 
-  constructor(method: string, error: { code: number; message: string }, options: { retryable?: boolean } = {}) {
+  constructor(
+    method: string,
+    error: { code: number; message: string },
+    options: { retryable?: boolean } = {},
+  ) {
     super(`${method} failed: JSON-RPC error ${error.code}: ${error.message}`, {
       retryable: options.retryable ?? false,
     });

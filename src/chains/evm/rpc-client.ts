@@ -144,7 +144,8 @@ const TRANSIENT_PATTERNS: readonly RegExp[] = [
   /internal (server )?error/i,
 ];
 
-const REVERT_PATTERN = /revert|invalid opcode|out of gas|stack (underflow|overflow)|invalid jump|vm execution error/i;
+const REVERT_PATTERN =
+  /revert|invalid opcode|out of gas|stack (underflow|overflow)|invalid jump|vm execution error/i;
 
 /** Classifies a JSON-RPC error object (see {@link RpcErrorKind}). */
 export function classifyRpcError(error: { code: number; message: string }): RpcErrorKind {
@@ -221,8 +222,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         // Full jitter (AWS architecture blog): spreads retries of many callers evenly.
         const ceiling = Math.min(retryMaxMs, retryBaseMs * 2 ** attempt);
         let delay = Math.random() * ceiling;
-        if (error.retryAfterMs !== undefined) delay = Math.max(delay, Math.min(error.retryAfterMs, retryMaxMs));
-        const log = { method: label, attempt: attempt + 1, reason: error.message, delayMs: Math.round(delay) };
+        if (error.retryAfterMs !== undefined)
+          delay = Math.max(delay, Math.min(error.retryAfterMs, retryMaxMs));
+        const log = {
+          method: label,
+          attempt: attempt + 1,
+          reason: error.message,
+          delayMs: Math.round(delay),
+        };
         if (attempt >= 2) logger.warn(log, 'rpc call failing, retrying');
         else logger.debug(log, 'rpc call failed, retrying');
         await sleep(delay);
@@ -235,7 +242,12 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     let response: Response;
     let text: string;
     try {
-      response = await fetch(endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetch(endpoint, {
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       text = await response.text();
     } catch (error) {
       throw new TransientFault(describeFetchError(error, timeoutMs));
@@ -248,7 +260,8 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       throw new TransientFault(`HTTP ${status}`, { status, retryAfterMs: parseRetryAfter(response) });
     }
     if (parsed === undefined) {
-      if (!response.ok) throw new RpcTransportError(`RPC endpoint answered HTTP ${status}`, { status, retryable: false });
+      if (!response.ok)
+        throw new RpcTransportError(`RPC endpoint answered HTTP ${status}`, { status, retryable: false });
       throw new TransientFault('malformed JSON body', { status });
     }
     if (!response.ok && !looksLikeJsonRpc(parsed)) {
@@ -376,7 +389,8 @@ function parseEndpoint(url: string): { endpoint: string; authorization: string |
 /** A short reason for a failed fetch, without addresses: undici messages can name host and port. */
 function describeFetchError(error: unknown, timeoutMs: number): string {
   if (error instanceof Error) {
-    if (error.name === 'TimeoutError' || error.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
+    if (error.name === 'TimeoutError' || error.name === 'AbortError')
+      return `timed out after ${timeoutMs} ms`;
     const cause = (error as { cause?: unknown }).cause;
     const code = isRecord(cause) && typeof cause.code === 'string' ? cause.code : undefined;
     if (code !== undefined) return `network error (${code})`;

@@ -31,8 +31,10 @@ export function decodeHex(value: SqlValue): string {
  * - larger positive: big-endian BLOB without leading zero bytes (2^256 − 1 takes 32 bytes);
  * - larger negative (a balance while history starts late): decimal TEXT.
  */
-export function encodeAmount(value: bigint): number | Buffer | string {
-  if (value <= 9007199254740991n && value >= -9007199254740991n) return Number(value);
+export function encodeAmount(value: bigint): bigint | Buffer | string {
+  // Bound as a BigInt so better-sqlite3 binds an INTEGER; a JS number would be bound as an 8-byte REAL.
+  // Reads return it as a number, exact because it stays within 2^53.
+  if (value <= 9007199254740991n && value >= -9007199254740991n) return value;
   if (value < 0n) return value.toString();
   const hex = value.toString(16);
   return Buffer.from(hex.length % 2 === 0 ? hex : `0${hex}`, 'hex');
@@ -52,6 +54,6 @@ export function decodeNullableAmount(value: SqlValue): bigint | null {
 }
 
 /** {@link encodeAmount} for nullable columns. */
-export function encodeNullableAmount(value: bigint | null): number | Buffer | string | null {
+export function encodeNullableAmount(value: bigint | null): bigint | Buffer | string | null {
   return value === null ? null : encodeAmount(value);
 }

@@ -1,0 +1,180 @@
+/**
+ * The HTTP API as a fastify instance (not listening): Tokenview's `/vipapi/` operations,
+ * `/healthz` and `/status`. Every answer, framework failures included, is an envelope.
+ */
+import { METHODS } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import { isChainName, isEvmChain } from '../internal/chains.js';
+import { UserError } from '../internal/errors.js';
+import type { Logger } from '../internal/logger.js';
+import type { Store } from '../store/types.js';
+import { createApiKeyVerifier } from './auth.js';
+import { rawErrorResponse, sendError } from './envelope.js';
+import {
+  ApiError,
+  invalidApiKey,
+  invalidParameter,
+  methodNotAllowed,
+  notFound,
+  serverBusy,
+} from './errors.js';
+import { evmTokenRoutes } from './routes/evm-tokens.js';
+import { healthRoutes } from './routes/health.js';
+import { neoRoutes } from './routes/neo.js';
+import { evmSupplyRoutes } from './routes/supply.js';
+import { matchesOperation, type RouteContext } from './routing.js';
+
+export interface ApiAppOptions {
+  store: Store;
+  logger: Logger;
+  /** Configured chain names (`eth`, `bsc`, ...). Chains outside this list answer 50001. */
+  chains: readonly string[];
+  /** How long an API-key lookup is cached. Default 500 ms, so a revocation bites within a second. */
+  keyCacheTtlMs?: number;
+}
+
+/**
+ * Path parameters longer than this are refused with 414. Far above any real address or hash,
+ * so an overlong address is still routed and answered 10001 rather than 404.
+ */
+const MAX_PARAM_LENGTH = 8192;
+
+export async function createApiApp(options: ApiAppOptions): Promise<FastifyInstance> {
+  const { store, chains } = options;
+  for (const chain of chains) {
+    if (!isChainName(chain)) throw new UserError(`unknown chain "${chain}"`);
+  }
+  // Anything that logs a request logs its path only: the query string carries the apikey.
+  const log = options.logger.child(
+    { component: 'api' },
+    {
+      serializers: {
+        req: (req: { method?: string; url?: string }) => ({
+          method: req.method,
+          path: pathOf(req.url ?? ''),
+        }),
+      },
+    },
+  );
+
+  const app = Fastify({
+    loggerInstance: log,
+    // Fastify's request log prints the URL, query string (and so the apikey) included: we log our own line.
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: onFrameworkError,
+    clientErrorHandler: onClientError,
+  }) as unknown as FastifyInstance;
+
+  // Node parses every method in http.METHODS; unknown to fastify they would 404 instead of 405.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
+  }
+
+  const ctx: RouteContext = {
+    store,
+    // NEO joins this set when its handlers land; until then `neo` answers like an unserved chain.
+    served: new Set(chains.filter((c) => isEvmChain(c))),
+    apiKeys: createApiKeyVerifier({ store, ttlMs: options.keyCacheTtlMs ?? 500 }),
+    pathShapes: [],
+  };
+
+  app.setNotFoundHandler((_request, reply) => sendError(reply, notFound()));
+  app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
+  app.addHook('onResponse', async (request, reply) => {
+    if (!log.isLevelEnabled('debug')) return;
+    request.log.debug(
+      { method: request.method, path: pathOf(request.url), status: reply.statusCode, ms: reply.elapsedTime },
+      'request',
+    );
+  });
+
+  healthRoutes(app, ctx, chains);
+  evmTokenRoutes(app, ctx);
+  evmSupplyRoutes(app, ctx);
+  neoRoutes(app, ctx);
+
+  await app.ready();
+  return app;
+
+  /** Router failures fastify reports before any route runs: bad percent-encoding, overlong parameters. */
+  function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+    if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      sendError(reply, new ApiError(414, 10001, 'invalid parameter: path segment too long'));
+      return;
+    }
+    if (error.code !== 'FST_ERR_BAD_URL') {
+      request.log.error({ err: error, path: pathOf(request.raw.url ?? '') }, 'router failure');
+      sendError(reply, serverBusy());
+      return;
+    }
+    // A malformed path still answers in check order: 404 for unknown paths, the key before the parameter.
+    if (!matchesOperation(ctx, pathOf(request.raw.url ?? ''))) {
+      sendError(reply, notFound());
+      return;
+    }
+    const apikey = new URLSearchParams(queryOf(request.raw.url ?? '')).getAll('apikey');
+    ctx.apiKeys.verify(apikey.length === 1 ? apikey[0] : undefined).then(
+      (valid) =>
+        sendError(reply, valid ? invalidParameter('malformed percent-encoding in path') : invalidApiKey()),
+      (cause: unknown) => sendError(reply, toApiError(cause, request)),
+    );
+  }
+
+  /** Maps anything thrown while answering to an envelope; unexpected faults are logged, never shown. */
+  function toApiError(error: unknown, request: FastifyRequest): ApiError {
+    if (error instanceof ApiError) return error;
+    const status = (error as { statusCode?: unknown } | null)?.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      if (status === 404) return notFound();
+      if (status === 405) return methodNotAllowed();
+      return new ApiError(status, 10001, 'invalid parameter: malformed request');
+    }
+    request.log.error({ err: error, method: request.method, path: pathOf(request.url) }, 'request failed');
+    return serverBusy();
+  }
+
+  /** Failures of the HTTP parser itself (no request object exists): answered on the raw socket. */
+  function onClientError(error: Error & { code?: string }, socket: Socket): void {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    let response: string;
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      const e = new ApiError(431, 10001, 'invalid parameter: request header fields too large');
+      response = rawErrorResponse(431, 'Request Header Fields Too Large', e);
+    } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      response = rawErrorResponse(
+        408,
+        'Request Timeout',
+        new ApiError(408, 10001, 'invalid parameter: request timeout'),
+      );
+    } else {
+      response = rawErrorResponse(
+        400,
+        'Bad Request',
+        new ApiError(400, 10001, 'invalid parameter: malformed request'),
+      );
+    }
+    log.trace({ code: error.code }, 'client error');
+    if (socket.writable) socket.end(response);
+    socket.destroy();
+  }
+}
+
+/** The path of a request URL without its query string (which carries the apikey). */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+function queryOf(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? '' : url.slice(q + 1);
+}

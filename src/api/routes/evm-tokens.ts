@@ -1,0 +1,70 @@
+/**
+ * EVM family: Token Info, Token Transaction List and Token List on Chain.
+ * Handlers run after routing and the key check; they check the chain, then the parameters,
+ * then that the token exists, in that order (decisions.md, "Errors").
+ */
+import type { FastifyInstance } from 'fastify';
+import type { TokenRecord } from '../../store/types.js';
+import { sendOk } from '../envelope.js';
+import { noData } from '../errors.js';
+import {
+  tokenPage,
+  tokenPageSchema,
+  tokenSummary,
+  tokenSummarySchema,
+  transferList,
+  transferListSchema,
+} from '../evm-views.js';
+import { parseEvmAddress, parsePaging } from '../params.js';
+import { pathParams, type RouteContext, registerOperation, requireEvmChain } from '../routing.js';
+
+/** The token, or 404 `无数据` when the index does not know it. */
+export async function findToken(ctx: RouteContext, chain: string, address: string): Promise<TokenRecord> {
+  const token = await ctx.store.getToken(chain, address);
+  if (token === null) throw noData();
+  return token;
+}
+
+export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  registerOperation(app, ctx, {
+    url: '/vipapi/:chain/token/:address',
+    response: tokenSummarySchema,
+    async handler(request, reply) {
+      const params = pathParams<'chain' | 'address'>(request);
+      const chain = requireEvmChain(ctx, params.chain);
+      const token = await findToken(ctx, chain, parseEvmAddress(params.address));
+      return sendOk(reply, tokenSummary(token));
+    },
+  });
+
+  registerOperation(app, ctx, {
+    url: '/vipapi/:chain/token/tokentrans/:address/:page/:size',
+    response: transferListSchema,
+    async handler(request, reply) {
+      const params = pathParams<'chain' | 'address' | 'page' | 'size'>(request);
+      const chain = requireEvmChain(ctx, params.chain);
+      const address = parseEvmAddress(params.address);
+      const { offset, size } = parsePaging(params.page, params.size);
+      // Read together; the token check still decides the answer before the list is used.
+      const [token, transfers, status] = await Promise.all([
+        findToken(ctx, chain, address),
+        ctx.store.listTransfers(chain, address, offset, size),
+        ctx.store.getChainStatus(chain),
+      ]);
+      const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
+      return sendOk(reply, transferList(token, transfers, head));
+    },
+  });
+
+  registerOperation(app, ctx, {
+    url: '/vipapi/:chain/tokens/:page/:size',
+    response: tokenPageSchema,
+    async handler(request, reply) {
+      const params = pathParams<'chain' | 'page' | 'size'>(request);
+      const chain = requireEvmChain(ctx, params.chain);
+      const { page, size, offset } = parsePaging(params.page, params.size);
+      const result = await ctx.store.listTokens(chain, offset, size);
+      return sendOk(reply, tokenPage(chain, page, size, result));
+    },
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * `/healthz` and `/status`: no key needed, plain JSON (not Tokenview envelopes).
+ */
+import type { FastifyInstance } from 'fastify';
+import { JSON_CONTENT_TYPE } from '../envelope.js';
+import { type RouteContext, registerOperation } from '../routing.js';
+
+/** One chain's progress in `/status`. */
+export interface ChainProgress {
+  /** Newest block seen on the node; 0 before the first sighting. */
+  head: number;
+  /** Newest block whose data is fully visible in the API; 0 before the first batch commits. */
+  indexed: number;
+  /** `head - indexed`, never below 0. */
+  lag: number;
+  /** The indexer's last error (already safe to show), or null. */
+  lastError: string | null;
+}
+
+export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: readonly string[]): void {
+  registerOperation(app, ctx, {
+    url: '/healthz',
+    auth: false,
+    async handler(request, reply) {
+      try {
+        await ctx.store.listChainStatuses();
+      } catch (error) {
+        request.log.error({ err: error }, 'health check: store unavailable');
+        return reply.code(503).type(JSON_CONTENT_TYPE).send('{"status":"unavailable"}');
+      }
+      return reply.code(200).type(JSON_CONTENT_TYPE).send('{"status":"ok"}');
+    },
+  });
+
+  registerOperation(app, ctx, {
+    url: '/status',
+    auth: false,
+    async handler(_request, reply) {
+      const statuses = new Map((await ctx.store.listChainStatuses()).map((s) => [s.chain, s]));
+      const out: Record<string, ChainProgress> = {};
+      for (const chain of chains) {
+        const s = statuses.get(chain);
+        const head = s?.head ?? 0;
+        // 0 rather than null before the first batch: strict clients decode `indexed` as a number.
+        const indexed = s?.indexed ?? 0;
+        out[chain] = { head, indexed, lag: Math.max(0, head - indexed), lastError: s?.lastError ?? null };
+      }
+      return reply
+        .code(200)
+        .type(JSON_CONTENT_TYPE)
+        .send(JSON.stringify({ chains: out }));
+    },
+  });
+}

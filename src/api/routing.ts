@@ -1,0 +1,84 @@
+/**
+ * How every path is registered: GET (HEAD follows automatically) with its response schema and,
+ * for operations, the API-key check; every other method on the same path answers 405.
+ * The check order of decisions.md falls out of the layering: routing (404), the 405 route,
+ * the `onRequest` key check (401), then the handler (chain, parameters, token).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import { isEvmChain } from '../internal/chains.js';
+import type { Store } from '../store/types.js';
+import type { ApiKeyVerifier } from './auth.js';
+import { type JsonSchema, sendError } from './envelope.js';
+import { invalidApiKey, methodNotAllowed, unsupportedCoin } from './errors.js';
+
+/** What route handlers need. */
+export interface RouteContext {
+  store: Store;
+  /** Chains this server answers for: configured and implemented. */
+  served: ReadonlySet<string>;
+  apiKeys: ApiKeyVerifier;
+  /** Shapes of every registered path, for requests the router could not decode (see `matchesOperation`). */
+  pathShapes: RegExp[];
+}
+
+export interface OperationOptions {
+  url: string;
+  /** Schema of the 200 body when it is JSON; omitted for bare-number and pre-serialized bodies. */
+  response?: JsonSchema;
+  /** False for `/healthz` and `/status`. Default true. */
+  auth?: boolean;
+  handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+}
+
+export function registerOperation(app: FastifyInstance, ctx: RouteContext, options: OperationOptions): void {
+  ctx.pathShapes.push(pathShape(options.url));
+  const requireApiKey: onRequestAsyncHookHandler = async (request) => {
+    const { apikey } = request.query as Record<string, unknown>;
+    if (!(await ctx.apiKeys.verify(apikey))) throw invalidApiKey();
+  };
+  app.route({
+    method: 'GET',
+    url: options.url,
+    ...(options.auth === false ? {} : { onRequest: requireApiKey }),
+    ...(options.response ? { schema: { response: { 200: options.response } } } : {}),
+    handler: options.handler,
+  });
+  app.route({
+    method: app.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD'),
+    url: options.url,
+    // Answered in onRequest, before fastify would read or parse a request body.
+    onRequest: async (_request, reply) => sendError(reply, methodNotAllowed()),
+    handler: async (_request, reply) => sendError(reply, methodNotAllowed()),
+  });
+}
+
+/** The chain as the EVM family serves it, or 50001 `unsupport coin`. */
+export function requireEvmChain(ctx: RouteContext, chain: string): string {
+  // NEO shares these path shapes (/vipapi/neo/token/...); its handlers dispatch here once the NEO family lands.
+  if (!ctx.served.has(chain) || !isEvmChain(chain)) throw unsupportedCoin();
+  return chain;
+}
+
+/** A route URL as a regular expression over raw paths: each `:param` matches one segment. */
+function pathShape(url: string): RegExp {
+  const segments = url.split('/').map((segment) => {
+    if (segment.startsWith(':')) return '[^/]*';
+    // Static segments are plain words; anything else would need escaping here.
+    if (!/^[a-z]*$/.test(segment)) throw new Error(`unsupported static path segment: ${segment}`);
+    return segment;
+  });
+  return new RegExp(`^${segments.join('/')}$`);
+}
+
+/**
+ * True when a raw (undecoded) path has the shape of an operation. Used when the router fails
+ * to percent-decode a path, so that such a request still answers 404 only for unknown paths.
+ */
+export function matchesOperation(ctx: RouteContext, rawPath: string): boolean {
+  return ctx.pathShapes.some((shape) => shape.test(rawPath));
+}
+
+/** Path parameters as strings (fastify has already percent-decoded them). */
+export function pathParams<K extends string>(request: FastifyRequest): Record<K, string> {
+  return request.params as Record<K, string>;
+}

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import {
+  calldata,
+  decodeAbiStringOrBytes32,
+  decodeDecimals,
+  decodeTransferLog,
+  decodeUint,
+  TRANSFER_TOPIC,
+} from './abi.js';
+import type { EvmLog } from './types.js';
+
+/** ABI encoding of a `string` return value, built independently of the decoder. */
+function abiString(bytes: Uint8Array): string {
+  const word = (n: number) => n.toString(16).padStart(64, '0');
+  const body = Buffer.from(bytes).toString('hex');
+  const padded = body.padEnd(Math.ceil(body.length / 64) * 64, '0');
+  return `0x${word(32)}${word(bytes.length)}${padded}`;
+}
+
+const pad32 = (hex: string) => hex.replace(/^0x/, '').padStart(64, '0');
+
+const baseLog: EvmLog = {
+  address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+  topics: [
+    TRANSFER_TOPIC,
+    `0x${pad32('0x1B63142628311395CEAFEEA5667E7C9026C862CA')}`,
+    `0x${pad32('0xac4df82fe37ea2187bc8c011a23d743b4f39019a')}`,
+  ],
+  data: `0x${'ff'.repeat(32)}`,
+  blockNumber: 10,
+  blockHash: `0x${'11'.repeat(32)}`,
+  transactionHash: `0x${'AB'.repeat(32)}`,
+  transactionIndex: 3,
+  logIndex: 7,
+};
+
+describe('transfer log decoding', () => {
+  test('a 3-topic, one-word log is a fungible transfer with lower-case fields and a uint256 value', () => {
+    assert.deepEqual(decodeTransferLog(baseLog, 1_700_000_000), {
+      token: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+      blockNumber: 10,
+      logIndex: 7,
+      txIndex: 3,
+      txHash: `0x${'ab'.repeat(32)}`,
+      from: '0x1b63142628311395ceafeea5667e7c9026c862ca',
+      to: '0xac4df82fe37ea2187bc8c011a23d743b4f39019a',
+      value: 2n ** 256n - 1n,
+      time: 1_700_000_000,
+    });
+  });
+
+  test('an ERC-721 transfer (token id as a fourth topic, no data) is not fungible', () => {
+    const erc721 = { ...baseLog, topics: [...baseLog.topics, `0x${pad32('0x2a')}`], data: '0x' };
+    assert.equal(decodeTransferLog(erc721, 0), null);
+  });
+
+  test('other shapes are rejected: wrong topic, extra data, short data, two topics', () => {
+    assert.equal(
+      decodeTransferLog({ ...baseLog, topics: [`0x${'00'.repeat(32)}`, ...baseLog.topics.slice(1)] }, 0),
+      null,
+    );
+    assert.equal(decodeTransferLog({ ...baseLog, data: `0x${'00'.repeat(64)}` }, 0), null);
+    assert.equal(decodeTransferLog({ ...baseLog, data: `0x${'00'.repeat(31)}` }, 0), null);
+    assert.equal(decodeTransferLog({ ...baseLog, topics: baseLog.topics.slice(0, 2) }, 0), null);
+    // Four topics with a data word is neither ERC-20 nor ERC-721.
+    assert.equal(
+      decodeTransferLog({ ...baseLog, topics: [...baseLog.topics, `0x${pad32('0x2a')}`] }, 0),
+      null,
+    );
+  });
+});
+
+describe('name and symbol decoding', () => {
+  test('an ABI string is decoded as UTF-8', () => {
+    assert.equal(decodeAbiStringOrBytes32(abiString(Buffer.from('Ünïcode Tøken 🚀'))), 'Ünïcode Tøken 🚀');
+  });
+
+  test('a long ABI string spanning several words is decoded whole', () => {
+    const text = 'x'.repeat(100);
+    assert.equal(decodeAbiStringOrBytes32(abiString(Buffer.from(text))), text);
+  });
+
+  test('trailing NULs are trimmed from both forms, inner ones kept', () => {
+    assert.equal(decodeAbiStringOrBytes32(abiString(Buffer.from('ETH\0\0\0'))), 'ETH');
+    assert.equal(decodeAbiStringOrBytes32(`0x${Buffer.from('MKR').toString('hex').padEnd(64, '0')}`), 'MKR');
+    assert.equal(decodeAbiStringOrBytes32(abiString(Buffer.from('A\0B\0'))), 'A\0B');
+  });
+
+  test('invalid UTF-8 is replaced, never fatal', () => {
+    const bytes = Uint8Array.from([0x41, 0xff, 0xfe, 0x42]);
+    assert.equal(decodeAbiStringOrBytes32(abiString(bytes)), 'A\uFFFD\uFFFDB');
+    assert.equal(decodeAbiStringOrBytes32(`0x41c3${'00'.repeat(30)}`), 'A\uFFFD');
+  });
+
+  test('empty, 0x and garbage answers read as ""', () => {
+    for (const hex of [
+      '',
+      '0x',
+      '0xzz',
+      '0x123',
+      `0x${'00'.repeat(31)}`,
+      `0x${'ff'.repeat(64)}`,
+      `0x${'00'.repeat(32)}`,
+    ]) {
+      assert.equal(decodeAbiStringOrBytes32(hex), '', hex);
+    }
+    // Offset inside the answer but a length running past its end.
+    assert.equal(decodeAbiStringOrBytes32(`0x${pad32('0x20')}${pad32('0x40')}${'41'.repeat(32)}`), '');
+  });
+});
+
+describe('uint and decimals decoding', () => {
+  test('the first word is read as uint256', () => {
+    assert.equal(decodeUint(`0x${pad32('0x033b2e3c9fd0803ce8000000')}`), 10n ** 27n);
+    assert.equal(decodeUint(`0x${pad32('0x05')}${pad32('0x07')}`), 5n);
+  });
+
+  test('an answer shorter than a word has no value', () => {
+    assert.equal(decodeUint('0x'), null);
+    assert.equal(decodeUint('0x12'), null);
+    assert.equal(decodeUint('nonsense'), null);
+  });
+
+  test('decimals: missing or absurd values read as 0', () => {
+    assert.equal(decodeDecimals(`0x${pad32('0x12')}`), 18);
+    assert.equal(decodeDecimals(`0x${pad32('0xff')}`), 255);
+    assert.equal(decodeDecimals(`0x${pad32('0x100')}`), 0);
+    assert.equal(decodeDecimals('0x'), 0);
+    assert.equal(decodeDecimals(null), 0);
+  });
+});
+
+describe('calldata', () => {
+  test('selectors and the balanceOf argument are encoded as the ABI wants', () => {
+    assert.equal(calldata.name(), '0x06fdde03');
+    assert.equal(calldata.symbol(), '0x95d89b41');
+    assert.equal(calldata.decimals(), '0x313ce567');
+    assert.equal(calldata.totalSupply(), '0x18160ddd');
+    assert.equal(calldata.cap(), '0x355274ea');
+    assert.equal(
+      calldata.balanceOf('0x000000000000000000000000000000000000dEaD'),
+      `0x70a08231${'0'.repeat(24)}000000000000000000000000000000000000dead`,
+    );
+    assert.throws(() => calldata.balanceOf('0x1234'), TypeError);
+  });
+});

@@ -1,0 +1,124 @@
+import type { TransferRecord } from '../../store/types.js';
+import type { EvmLog } from './types.js';
+
+/** keccak256("Transfer(address,address,uint256)"), shared by ERC-20 and ERC-721. */
+export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/** 4-byte selectors of the read-only functions we call. */
+export const SELECTORS = {
+  name: '0x06fdde03',
+  symbol: '0x95d89b41',
+  decimals: '0x313ce567',
+  totalSupply: '0x18160ddd',
+  cap: '0x355274ea',
+  balanceOf: '0x70a08231',
+} as const;
+
+const HEX_BODY = /^(?:[0-9a-fA-F]{2})*$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/**
+ * Decodes a fungible ERC-20 `Transfer(address indexed, address indexed, uint256)` log.
+ * Returns null for anything else, ERC-721 transfers included (they share the topic but
+ * carry the token id as a fourth topic and no data).
+ */
+export function decodeTransferLog(log: EvmLog, time: number): TransferRecord | null {
+  const [topic0, fromTopic, toTopic] = log.topics;
+  if (log.topics.length !== 3 || topic0 === undefined || fromTopic === undefined || toTopic === undefined) {
+    return null;
+  }
+  if (topic0.toLowerCase() !== TRANSFER_TOPIC) return null;
+  if (log.data.length !== 66 || !HEX_BODY.test(log.data.slice(2))) return null;
+  return {
+    token: log.address.toLowerCase(),
+    blockNumber: log.blockNumber,
+    logIndex: log.logIndex,
+    txIndex: log.transactionIndex,
+    txHash: log.transactionHash.toLowerCase(),
+    // An indexed address is left-padded to 32 bytes; the address is the low 20 bytes.
+    from: `0x${fromTopic.slice(-40).toLowerCase()}`,
+    to: `0x${toTopic.slice(-40).toLowerCase()}`,
+    value: BigInt(log.data),
+    time,
+  };
+}
+
+/** Bytes of a `0x` hex string, or null when it is not well-formed hex. */
+function hexToBytes(hex: string): Uint8Array | null {
+  if (!hex.startsWith('0x') && !hex.startsWith('0X')) return null;
+  const body = hex.slice(2);
+  if (!HEX_BODY.test(body)) return null;
+  return Uint8Array.from(Buffer.from(body, 'hex'));
+}
+
+/** Big-endian unsigned integer of a byte slice. */
+function bytesToBigInt(bytes: Uint8Array): bigint {
+  if (bytes.length === 0) return 0n;
+  return BigInt(`0x${Buffer.from(bytes).toString('hex')}`);
+}
+
+// Non-fatal: malformed UTF-8 becomes U+FFFD instead of failing the token.
+const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+
+function bytesToText(bytes: Uint8Array): string {
+  return utf8.decode(bytes).replace(/\0+$/, '');
+}
+
+/**
+ * Decodes the answer of `name()`/`symbol()`: an ABI `string`, or a `bytes32` as older tokens
+ * (MKR, SAI, EOS) return. Trailing NUL characters are trimmed from both forms, invalid
+ * UTF-8 is replaced, and an empty, `0x` or malformed answer reads `""`.
+ */
+export function decodeAbiStringOrBytes32(hex: string): string {
+  const bytes = hexToBytes(hex);
+  if (bytes === null || bytes.length === 0) return '';
+  if (bytes.length >= 64) {
+    // ABI string: a head word holding the offset, then length and data at that offset.
+    const offset = bytesToBigInt(bytes.subarray(0, 32));
+    if (offset <= BigInt(bytes.length - 32)) {
+      const start = Number(offset);
+      const length = bytesToBigInt(bytes.subarray(start, start + 32));
+      if (length <= BigInt(bytes.length - start - 32)) {
+        return bytesToText(bytes.subarray(start + 32, start + 32 + Number(length)));
+      }
+    }
+    return '';
+  }
+  if (bytes.length === 32) return bytesToText(bytes);
+  return '';
+}
+
+/** First 32-byte word of an `eth_call` answer as uint256, or null when there is none. */
+export function decodeUint(hex: string): bigint | null {
+  const bytes = hexToBytes(hex);
+  if (bytes === null || bytes.length < 32) return null;
+  return bytesToBigInt(bytes.subarray(0, 32));
+}
+
+/** `decimals()` answer as a number: 0 when missing, malformed or above 255 (no real token has more). */
+export function decodeDecimals(hex: string | null | undefined): number {
+  if (hex === null || hex === undefined) return 0;
+  const value = decodeUint(hex);
+  if (value === null || value > 255n) return 0;
+  return Number(value);
+}
+
+function encodeAddressWord(address: string): string {
+  if (!ADDRESS.test(address)) throw new TypeError(`not an address: ${address}`);
+  return address.slice(2).toLowerCase().padStart(64, '0');
+}
+
+/** Calldata builders for the read-only token functions. */
+export const calldata = {
+  name: (): string => SELECTORS.name,
+  symbol: (): string => SELECTORS.symbol,
+  decimals: (): string => SELECTORS.decimals,
+  totalSupply: (): string => SELECTORS.totalSupply,
+  cap: (): string => SELECTORS.cap,
+  balanceOf: (owner: string): string => SELECTORS.balanceOf + encodeAddressWord(owner),
+};
+
+/** `0x` hex quantity of a non-negative integer, as JSON-RPC wants block numbers. */
+export function toQuantity(value: number | bigint): string {
+  return `0x${value.toString(16)}`;
+}

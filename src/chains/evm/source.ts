@@ -1,0 +1,306 @@
+import type { Logger } from '../../internal/logger.js';
+import type { TokenMetadata } from '../../store/types.js';
+import {
+  calldata,
+  decodeAbiStringOrBytes32,
+  decodeDecimals,
+  decodeUint,
+  TRANSFER_TOPIC,
+  toQuantity,
+} from './abi.js';
+import { InvalidRpcResponseError, RpcResponseError } from './errors.js';
+import { classifyRpcError, type RpcBatchCall, type RpcBatchItem, type RpcClient } from './rpc-client.js';
+import type { BlockTag, EvmBlockHeader, EvmLog, EvmSource, TokenSupply } from './types.js';
+
+/** Options of {@link createEvmSource}. */
+export interface EvmSourceOptions {
+  rpc: RpcClient;
+  logger: Logger;
+  /**
+   * Attempts for answers that are malformed or not there yet (a `null` block from a node
+   * that is behind) before `InvalidRpcResponseError` reaches the caller. Default 4.
+   */
+  invalidAttempts?: number;
+  /** First backoff ceiling between those attempts (doubles, full jitter). Default 250 ms. */
+  invalidRetryBaseMs?: number;
+}
+
+const ZERO = '0x0000000000000000000000000000000000000000';
+const DEAD = '0x000000000000000000000000000000000000dead';
+
+const QUANTITY = /^0x[0-9a-fA-F]{1,16}$/;
+const HASH = /^0x[0-9a-fA-F]{64}$/;
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const DATA = /^0x(?:[0-9a-fA-F]{2})*$/;
+
+/**
+ * The EVM source over one JSON-RPC endpoint. Every answer is validated here, at the edge:
+ * malformed or inconsistent data never reaches the indexer, it becomes a retryable
+ * `InvalidRpcResponseError` instead.
+ */
+export function createEvmSource(options: EvmSourceOptions): EvmSource {
+  const { rpc, logger } = options;
+  const invalidAttempts = Math.max(1, options.invalidAttempts ?? 4);
+  const invalidRetryBaseMs = options.invalidRetryBaseMs ?? 250;
+
+  /** Runs `attempt` again while it throws InvalidRpcResponseError, up to `invalidAttempts` times. */
+  async function retryInvalid<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!(error instanceof InvalidRpcResponseError) || n >= invalidAttempts) throw error;
+        logger.debug({ what, attempt: n, reason: error.shortMessage }, 'invalid rpc answer, retrying');
+        await sleep(Math.random() * invalidRetryBaseMs * 2 ** (n - 1));
+      }
+    }
+  }
+
+  async function chainId(): Promise<number> {
+    return retryInvalid('eth_chainId', async () =>
+      parseQuantity(await rpc.request<unknown>('eth_chainId', []), 'eth_chainId result'),
+    );
+  }
+
+  async function blockNumber(): Promise<number> {
+    return retryInvalid('eth_blockNumber', async () =>
+      parseQuantity(await rpc.request<unknown>('eth_blockNumber', []), 'eth_blockNumber result'),
+    );
+  }
+
+  async function getTransferLogs(from: number, to: number): Promise<EvmLog[]> {
+    assertBlockNumber(from);
+    assertBlockNumber(to);
+    if (to < from) throw new RangeError(`getTransferLogs: to (${to}) is below from (${from})`);
+    return retryInvalid('eth_getLogs', async () => {
+      const raw = await rpc.request<unknown>('eth_getLogs', [
+        { fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC] },
+      ]);
+      return parseLogs(raw, from, to);
+    });
+  }
+
+  async function getHeaders(numbers: readonly number[]): Promise<EvmBlockHeader[]> {
+    numbers.forEach(assertBlockNumber);
+    const out = new Array<EvmBlockHeader | undefined>(numbers.length);
+    return retryInvalid('eth_getBlockByNumber', async () => {
+      // Only the blocks still missing are asked again on a retry.
+      const pending = numbers.flatMap((_, i) => (out[i] === undefined ? [i] : []));
+      const answers = await rpc.batch(
+        pending.map((i) => ({ method: 'eth_getBlockByNumber', params: [toQuantity(numbers[i]!), false] })),
+      );
+      let missing = 0;
+      pending.forEach((i, k) => {
+        const answer = answers[k]!;
+        const number = numbers[i]!;
+        if ('error' in answer) {
+          const kind = classifyRpcError(answer.error);
+          if (kind === 'other' || kind === 'range')
+            throw new RpcResponseError('eth_getBlockByNumber', answer.error);
+          missing++;
+          return;
+        }
+        if (answer.result === null) {
+          missing++; // the node (or the one behind the load balancer) has not got this block yet
+          return;
+        }
+        out[i] = parseHeader(answer.result, number);
+      });
+      if (missing > 0) {
+        throw new InvalidRpcResponseError(
+          `eth_getBlockByNumber: ${missing} of ${pending.length} blocks not available`,
+        );
+      }
+      return out as EvmBlockHeader[];
+    });
+  }
+
+  async function readTokenMetadata(addresses: readonly string[]): Promise<TokenMetadata[]> {
+    const tokens = addresses.map(normalizeAddress);
+    if (tokens.length === 0) return [];
+    const calls: RpcBatchCall[] = tokens.flatMap((to) => [
+      ethCall(to, calldata.name(), 'latest'),
+      ethCall(to, calldata.symbol(), 'latest'),
+      ethCall(to, calldata.decimals(), 'latest'),
+    ]);
+    return retryInvalid('token metadata', async () => {
+      const answers = await rpc.batch(calls);
+      return tokens.map((address, t) => {
+        const result = (k: number) => callResult(answers[t * 3 + k]!, 'latest');
+        return {
+          address,
+          name: decodeAbiStringOrBytes32(result(0) ?? '0x'),
+          symbol: decodeAbiStringOrBytes32(result(1) ?? '0x'),
+          decimals: decodeDecimals(result(2)),
+        };
+      });
+    });
+  }
+
+  async function readSupplies(addresses: readonly string[], blockTag: BlockTag): Promise<TokenSupply[]> {
+    const tokens = addresses.map(normalizeAddress);
+    if (tokens.length === 0) return [];
+    if (blockTag !== 'latest') assertBlockNumber(blockTag);
+    const supplyCalls = (to: string, tag: BlockTag): RpcBatchCall[] => [
+      ethCall(to, calldata.totalSupply(), tag),
+      ethCall(to, calldata.cap(), tag),
+      ethCall(to, calldata.balanceOf(ZERO), tag),
+      ethCall(to, calldata.balanceOf(DEAD), tag),
+    ];
+    return retryInvalid('token supplies', async () => {
+      const answers = await rpc.batch(tokens.flatMap((to) => supplyCalls(to, blockTag)));
+      const perToken = tokens.map((_, t) => answers.slice(t * 4, t * 4 + 4));
+      if (blockTag !== 'latest') {
+        // A node without state at that height (pruned, or behind) answers "missing trie node",
+        // "header not found"...: read those tokens at `latest`, all four values together so
+        // that supply and burned balance come from one block.
+        const stale = tokens.flatMap((_, t) => (perToken[t]!.some(isMissingState) ? [t] : []));
+        if (stale.length > 0) {
+          logger.debug({ blockTag, tokens: stale.length }, 'no state at block, reading supplies at latest');
+          const retried = await rpc.batch(stale.flatMap((t) => supplyCalls(tokens[t]!, 'latest')));
+          stale.forEach((t, k) => {
+            perToken[t] = retried.slice(k * 4, k * 4 + 4);
+          });
+        }
+      }
+      return tokens.map((address, t) => {
+        const [total, cap, zero, dead] = perToken[t]!.map((answer) => {
+          const hex = callResult(answer, blockTag);
+          return hex === null ? null : decodeUint(hex);
+        });
+        return {
+          address,
+          totalSupply: total ?? null,
+          cap: cap ?? null,
+          burnedBalance: (zero ?? 0n) + (dead ?? 0n),
+        };
+      });
+    });
+  }
+
+  return { chainId, blockNumber, getTransferLogs, getHeaders, readTokenMetadata, readSupplies };
+}
+
+function ethCall(to: string, data: string, tag: BlockTag): RpcBatchCall {
+  return { method: 'eth_call', params: [{ to, data }, tag === 'latest' ? 'latest' : toQuantity(tag)] };
+}
+
+function isMissingState(answer: RpcBatchItem): boolean {
+  return 'error' in answer && classifyRpcError(answer.error) === 'missing-state';
+}
+
+/**
+ * The hex result of an `eth_call`, or null when the call failed in a way that means "this
+ * token has no such function" (revert, invalid opcode, any other error). A node that has no
+ * state, or a result that is not a string, is an invalid answer worth another attempt.
+ */
+function callResult(answer: RpcBatchItem, tag: BlockTag): string | null {
+  if ('error' in answer) {
+    const kind = classifyRpcError(answer.error);
+    if (kind === 'missing-state' || kind === 'transient') {
+      throw new InvalidRpcResponseError(`eth_call at ${String(tag)}: ${answer.error.message}`);
+    }
+    return null;
+  }
+  if (typeof answer.result !== 'string') throw new InvalidRpcResponseError('eth_call result is not a string');
+  return answer.result;
+}
+
+function parseLogs(raw: unknown, from: number, to: number): EvmLog[] {
+  if (!Array.isArray(raw)) throw new InvalidRpcResponseError('eth_getLogs result is not an array');
+  const logs: EvmLog[] = [];
+  const hashOfBlock = new Map<number, string>();
+  const seen = new Set<string>();
+  for (const item of raw) {
+    if (!isRecord(item)) throw new InvalidRpcResponseError('eth_getLogs: log is not an object');
+    if (item.removed !== undefined && typeof item.removed !== 'boolean') {
+      throw new InvalidRpcResponseError('eth_getLogs: log.removed is not a boolean');
+    }
+    if (item.removed === true) continue;
+    const log = parseLog(item);
+    if (log.blockNumber < from || log.blockNumber > to) {
+      throw new InvalidRpcResponseError(`eth_getLogs: log of block ${log.blockNumber} outside ${from}-${to}`);
+    }
+    if (log.topics[0] !== TRANSFER_TOPIC)
+      throw new InvalidRpcResponseError('eth_getLogs: log without the Transfer topic');
+    // Two hashes for one height mean the node reorganised during the query: ask again.
+    const known = hashOfBlock.get(log.blockNumber);
+    if (known === undefined) hashOfBlock.set(log.blockNumber, log.blockHash);
+    else if (known !== log.blockHash) {
+      throw new InvalidRpcResponseError(`eth_getLogs: two block hashes for block ${log.blockNumber}`);
+    }
+    const key = `${log.blockNumber}:${log.logIndex}`;
+    if (seen.has(key)) throw new InvalidRpcResponseError(`eth_getLogs: duplicate log ${key}`);
+    seen.add(key);
+    logs.push(log);
+  }
+  return logs.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+}
+
+function parseLog(item: Record<string, unknown>): EvmLog {
+  const topics = item.topics;
+  if (!Array.isArray(topics) || topics.length > 4)
+    throw new InvalidRpcResponseError('eth_getLogs: bad log.topics');
+  const log: EvmLog = {
+    address: parsePattern(item.address, ADDRESS, 'log.address'),
+    topics: topics.map((topic) => parsePattern(topic, HASH, 'log.topics[]')),
+    data: parsePattern(item.data, DATA, 'log.data'),
+    blockNumber: parseQuantity(item.blockNumber, 'log.blockNumber'),
+    blockHash: parsePattern(item.blockHash, HASH, 'log.blockHash'),
+    transactionHash: parsePattern(item.transactionHash, HASH, 'log.transactionHash'),
+    transactionIndex: parseQuantity(item.transactionIndex, 'log.transactionIndex'),
+    logIndex: parseQuantity(item.logIndex, 'log.logIndex'),
+  };
+  if (item.blockTimestamp !== undefined && item.blockTimestamp !== null) {
+    log.blockTimestamp = parseQuantity(item.blockTimestamp, 'log.blockTimestamp');
+  }
+  return log;
+}
+
+function parseHeader(raw: unknown, expected: number): EvmBlockHeader {
+  if (!isRecord(raw)) throw new InvalidRpcResponseError('eth_getBlockByNumber: block is not an object');
+  const header: EvmBlockHeader = {
+    number: parseQuantity(raw.number, 'block.number'),
+    hash: parsePattern(raw.hash, HASH, 'block.hash'),
+    parentHash: parsePattern(raw.parentHash, HASH, 'block.parentHash'),
+    timestamp: parseQuantity(raw.timestamp, 'block.timestamp'),
+  };
+  if (header.number !== expected) {
+    throw new InvalidRpcResponseError(
+      `eth_getBlockByNumber: asked for block ${expected}, got ${header.number}`,
+    );
+  }
+  return header;
+}
+
+function parseQuantity(value: unknown, field: string): number {
+  if (typeof value !== 'string' || !QUANTITY.test(value)) {
+    throw new InvalidRpcResponseError(`${field} is not a hex quantity`);
+  }
+  const n = Number.parseInt(value.slice(2), 16);
+  if (!Number.isSafeInteger(n)) throw new InvalidRpcResponseError(`${field} is out of range`);
+  return n;
+}
+
+function parsePattern(value: unknown, pattern: RegExp, field: string): string {
+  if (typeof value !== 'string' || !pattern.test(value))
+    throw new InvalidRpcResponseError(`${field} is malformed`);
+  return value.toLowerCase();
+}
+
+function normalizeAddress(address: string): string {
+  if (!ADDRESS.test(address)) throw new TypeError(`not an EVM address: ${address}`);
+  return address.toLowerCase();
+}
+
+function assertBlockNumber(n: number): void {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`not a block number: ${n}`);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

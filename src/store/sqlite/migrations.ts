@@ -1,0 +1,145 @@
+import type Database from 'better-sqlite3';
+import { TokenqueryError } from '../../internal/errors.js';
+import type { Logger } from '../../internal/logger.js';
+
+/** One schema step. Steps are applied in order and never edited once released: add a new one. */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+/*
+ * Schema notes (sizes matter: the target is ≤ 200 bytes per transfer, indexes included, at 10M transfers).
+ * - Columns declared BLOB have no affinity, so they keep whatever codec.ts stores (BLOB, TEXT or
+ *   INTEGER) without conversion. Hex addresses and hashes are BLOBs, amounts are INTEGER or
+ *   big-endian BLOBs.
+ * - `transfers` is WITHOUT ROWID, keyed (token_id, block_number, log_index): a token's newest-first
+ *   page is one backward range scan of the primary key, and there is no second copy of the key.
+ * - Rollback does not get a secondary index on transfers (it would cost ~15 bytes on every transfer
+ *   forever). Instead `recent_block_tokens` journals which tokens each block of the unfinalized
+ *   window touched; it is pruned with the block refs. `chains.journal_floor` is the lowest block
+ *   from which that journal is complete; a rollback below it (never expected) falls back to probing
+ *   every token of the chain, which is slower but just as exact.
+ * - `supply_dirty` is the block from which the supply must be read again (NULL: fresh), so a
+ *   supply read at an older block cannot clear a newer mark.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: '0001_initial',
+    sql: `
+      CREATE TABLE chains (
+        chain TEXT PRIMARY KEY,
+        indexed_block INTEGER,
+        indexed_hash BLOB,
+        head INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT,
+        updated_at INTEGER NOT NULL,
+        token_count INTEGER NOT NULL DEFAULT 0,
+        journal_floor INTEGER NOT NULL DEFAULT 0
+      ) WITHOUT ROWID;
+
+      CREATE TABLE tokens (
+        id INTEGER PRIMARY KEY,
+        chain TEXT NOT NULL,
+        address BLOB NOT NULL,
+        name TEXT NOT NULL,
+        symbol TEXT NOT NULL,
+        decimals INTEGER NOT NULL,
+        total_supply BLOB,
+        cap BLOB,
+        burned_balance BLOB,
+        holder_count INTEGER NOT NULL DEFAULT 0,
+        transfer_count INTEGER NOT NULL DEFAULT 0,
+        first_block INTEGER NOT NULL,
+        icon TEXT NOT NULL DEFAULT '',
+        supply_dirty INTEGER,
+        supply_block INTEGER
+      );
+      CREATE UNIQUE INDEX tokens_by_address ON tokens (chain, address);
+      CREATE INDEX tokens_by_rank ON tokens (chain, holder_count DESC, transfer_count DESC, address ASC);
+      CREATE INDEX tokens_supply_dirty ON tokens (chain, supply_dirty) WHERE supply_dirty IS NOT NULL;
+      CREATE INDEX tokens_supply_age ON tokens (chain, supply_block);
+
+      CREATE TABLE transfers (
+        token_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        log_index INTEGER NOT NULL,
+        tx_index INTEGER NOT NULL,
+        tx_hash BLOB NOT NULL,
+        from_addr BLOB NOT NULL,
+        to_addr BLOB NOT NULL,
+        value BLOB NOT NULL,
+        time INTEGER NOT NULL,
+        PRIMARY KEY (token_id, block_number, log_index)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE balances (
+        token_id INTEGER NOT NULL,
+        holder BLOB NOT NULL,
+        amount BLOB NOT NULL,
+        PRIMARY KEY (token_id, holder)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE block_refs (
+        chain TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        hash BLOB NOT NULL,
+        parent_hash BLOB NOT NULL,
+        PRIMARY KEY (chain, number)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE recent_block_tokens (
+        chain TEXT NOT NULL,
+        block_number INTEGER NOT NULL,
+        token_id INTEGER NOT NULL,
+        PRIMARY KEY (chain, block_number, token_id)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL UNIQUE,
+        label TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        revoked_at INTEGER
+      );
+    `,
+  },
+];
+
+function userVersion(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Brings the schema up to date. The version lives in `PRAGMA user_version`, which is part of the
+ * database header and so changes in the same transaction as the schema. `BEGIN IMMEDIATE` takes
+ * the write lock before reading the version, so two processes opening a new file at once apply
+ * each step exactly once (the second waits on busy_timeout, then sees the new version).
+ */
+export function migrate(
+  db: Database.Database,
+  logger: Logger,
+  migrations: readonly Migration[] = MIGRATIONS,
+): void {
+  const check = (version: number): void => {
+    if (version > migrations.length) {
+      throw new TokenqueryError(
+        `the database schema (version ${version}) is newer than this tokenquery understands (${migrations.length}); upgrade tokenquery`,
+      );
+    }
+  };
+  // Fast path without the write lock: nearly every open finds the schema current.
+  const seen = userVersion(db);
+  check(seen);
+  if (seen === migrations.length) return;
+  db.transaction(() => {
+    const current = userVersion(db);
+    check(current);
+    for (let version = current; version < migrations.length; version++) {
+      const migration = migrations[version]!;
+      db.exec(migration.sql);
+      db.pragma(`user_version = ${version + 1}`);
+      logger.info({ migration: migration.name, version: version + 1 }, 'applied database migration');
+    }
+  }).immediate();
+}

@@ -1,0 +1,229 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { ZERO_ADDRESS } from '../../internal/chains.js';
+import { TokenqueryError } from '../../internal/errors.js';
+import { silentLogger } from '../../internal/logger.js';
+import { runStoreContractSuite } from '../store.contract.js';
+import type { IndexBatch, Store } from '../types.js';
+import { MIGRATIONS, migrate } from './migrations.js';
+import { openSqliteStore } from './sqlite-store.js';
+
+const root = mkdtempSync(join(tmpdir(), 'tokenquery-sqlite-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+/** A path in a directory that does not exist yet (the store must create it). */
+const freshPath = (): string => join(root, `case-${++counter}`, 'nested', 'store.sqlite');
+
+runStoreContractSuite('sqlite', async () => {
+  const path = freshPath();
+  const opened: Store[] = [];
+  const openOne = async (): Promise<Store> => {
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    opened.push(store);
+    return store;
+  };
+  return {
+    store: await openOne(),
+    reopen: openOne,
+    cleanup: async () => {
+      for (const store of opened) await store.close();
+      rmSync(join(path, '..', '..'), { recursive: true, force: true });
+    },
+  };
+});
+
+const TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
+const HOLDER = '0x1111111111111111111111111111111111111111';
+
+function mintBatch(from: number, to: number, value = 5n): IndexBatch {
+  return {
+    chain: 'eth',
+    fromBlock: from,
+    toBlock: to,
+    toBlockHash: null,
+    transfers: [
+      {
+        token: TOKEN,
+        blockNumber: from,
+        logIndex: 0,
+        txIndex: 0,
+        txHash: `0x${'ab'.repeat(32)}`,
+        from: ZERO_ADDRESS,
+        to: HOLDER,
+        value,
+        time: 1_700_000_000,
+      },
+    ],
+    tokens: [{ address: TOKEN, name: 'Token', symbol: 'TOK', decimals: 18 }],
+    blocks: [],
+    head: to,
+    pruneBlocksBelow: 0,
+  };
+}
+
+describe('sqlite store', () => {
+  test('creates the parent directory and runs in WAL mode', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    try {
+      assert.ok(existsSync(path));
+      const raw = new Database(path, { readonly: true });
+      assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length);
+      raw.close();
+      assert.equal(store.kind, 'sqlite');
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('migrations are idempotent across opens and repeated runs', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    await store.applyBatch(mintBatch(1, 1));
+    await store.close();
+    const again = await openSqliteStore({ path, logger: silentLogger() });
+    assert.equal(await again.getBalance('eth', TOKEN, HOLDER), 5n);
+    await again.close();
+
+    const raw = new Database(path);
+    const schema = raw.prepare('SELECT name, sql FROM sqlite_schema ORDER BY name').all();
+    migrate(raw, silentLogger());
+    assert.deepEqual(raw.prepare('SELECT name, sql FROM sqlite_schema ORDER BY name').all(), schema);
+    assert.equal(raw.pragma('user_version', { simple: true }), MIGRATIONS.length);
+    raw.close();
+  });
+
+  test('a later migration is applied once, on top of the existing data', async () => {
+    const raw = new Database(':memory:');
+    const extra = [...MIGRATIONS, { name: '9999_test', sql: 'CREATE TABLE extra (x INTEGER)' }];
+    migrate(raw, silentLogger(), MIGRATIONS);
+    migrate(raw, silentLogger(), extra);
+    migrate(raw, silentLogger(), extra);
+    assert.equal(raw.pragma('user_version', { simple: true }), extra.length);
+    assert.equal(raw.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'extra'").pluck().get(), 1);
+    raw.close();
+  });
+
+  test('a database newer than this code is refused', async () => {
+    const path = freshPath();
+    await (await openSqliteStore({ path, logger: silentLogger() })).close();
+    const raw = new Database(path);
+    raw.pragma(`user_version = ${MIGRATIONS.length + 1}`);
+    raw.close();
+    await assert.rejects(openSqliteStore({ path, logger: silentLogger() }), TokenqueryError);
+  });
+
+  test('several processes creating one new file at once all succeed', async () => {
+    const path = freshPath();
+    const moduleUrl = new URL('./sqlite-store.js', import.meta.url).href;
+    const loggerUrl = new URL('../../internal/logger.js', import.meta.url).href;
+    const script = `
+      const { openSqliteStore } = await import(${JSON.stringify(moduleUrl)});
+      const { silentLogger } = await import(${JSON.stringify(loggerUrl)});
+      const store = await openSqliteStore({ path: process.argv[1], logger: silentLogger() });
+      await store.createApiKey({ id: 'k' + process.pid, hash: 'h' + process.pid, label: '', createdAt: 1, revokedAt: null });
+      await store.close();`;
+    const runs = Array.from(
+      { length: 4 },
+      () =>
+        new Promise<number | null>((resolve) => {
+          const child = spawn(process.execPath, ['--input-type=module', '-e', script, path], {
+            stdio: 'inherit',
+          });
+          child.on('exit', resolve);
+        }),
+    );
+    assert.deepEqual(await Promise.all(runs), [0, 0, 0, 0]);
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    assert.equal((await store.listApiKeys()).length, 4);
+    await store.close();
+  });
+
+  test('two handles on one file see each other’s writes', async () => {
+    const path = freshPath();
+    const writer = await openSqliteStore({ path, logger: silentLogger() });
+    const reader = await openSqliteStore({ path, logger: silentLogger() });
+    try {
+      await writer.applyBatch(mintBatch(1, 3, 42n));
+      assert.equal(await reader.getBalance('eth', TOKEN, HOLDER), 42n);
+      assert.equal((await reader.getChainStatus('eth'))?.indexed, 3);
+      await reader.createApiKey({ id: 'k1', hash: 'h1', label: 'x', createdAt: 1, revokedAt: null });
+      assert.equal((await writer.findApiKeyByHash('h1'))?.label, 'x');
+      assert.equal(await writer.revokeApiKey('k1', 5), true);
+      assert.equal((await reader.findApiKeyByHash('h1'))?.revokedAt, 5);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+  });
+
+  test('a failing batch leaves nothing behind', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    try {
+      await store.applyBatch(mintBatch(1, 1));
+      const other = '0xdddddddddddddddddddddddddddddddddddddddd';
+      const bad = mintBatch(2, 2, 7n);
+      bad.transfers.push({ ...bad.transfers[0]!, token: other, logIndex: 1 });
+      // `other` is new but comes without metadata: the whole batch must fail.
+      await assert.rejects(store.applyBatch(bad), TokenqueryError);
+      assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 5n);
+      assert.equal(await store.getToken('eth', other), null);
+      assert.equal((await store.getCheckpoint('eth'))?.block, 1);
+      assert.equal((await store.listTransfers('eth', TOKEN, 0, 10)).length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test('stores hex as bytes and amounts compactly, and prunes the rollback journal', async () => {
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    await store.applyBatch({ ...mintBatch(1, 10, 2n ** 255n), pruneBlocksBelow: 0 });
+    await store.applyBatch({ ...mintBatch(11, 20, 1000n), pruneBlocksBelow: 15 });
+    await store.close();
+    const raw = new Database(path, { readonly: true });
+    const row = raw
+      .prepare(
+        `SELECT typeof(tx_hash) AS th, length(tx_hash) AS lh, typeof(from_addr) AS tf, length(to_addr) AS lt,
+         typeof(value) AS tv, length(value) AS lv FROM transfers ORDER BY block_number LIMIT 1`,
+      )
+      .get();
+    assert.deepEqual(row, { th: 'blob', lh: 32, tf: 'blob', lt: 20, tv: 'blob', lv: 32 });
+    assert.equal(
+      raw.prepare('SELECT typeof(value) FROM transfers WHERE block_number = 11').pluck().get(),
+      'integer',
+    );
+    assert.equal(raw.prepare('SELECT typeof(address) FROM tokens').pluck().get(), 'blob');
+    // Block 1's journal entry was pruned; block 11 lies below the window of the second batch.
+    assert.equal(raw.prepare('SELECT count(*) FROM recent_block_tokens').pluck().get(), 0);
+    raw.close();
+  });
+
+  test('hot reads are index range scans without sorting', async () => {
+    const path = freshPath();
+    await (await openSqliteStore({ path, logger: silentLogger() })).close();
+    const raw = new Database(path, { readonly: true });
+    const plan = (sql: string): string =>
+      raw
+        .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+        .all()
+        .map((r) => (r as { detail: string }).detail)
+        .join(' | ');
+    const transfers =
+      plan(`SELECT * FROM transfers WHERE token_id = (SELECT id FROM tokens WHERE chain = 'eth' AND address = x'00')
+      ORDER BY block_number DESC, log_index DESC LIMIT 10 OFFSET 0`);
+    assert.doesNotMatch(transfers, /TEMP B-TREE|SCAN transfers/, transfers);
+    const tokens = plan(`SELECT * FROM tokens WHERE chain = 'eth'
+      ORDER BY holder_count DESC, transfer_count DESC, address ASC LIMIT 10 OFFSET 0`);
+    assert.match(tokens, /tokens_by_rank/, tokens);
+    assert.doesNotMatch(tokens, /TEMP B-TREE/, tokens);
+    raw.close();
+  });
+});
