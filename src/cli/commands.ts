@@ -7,6 +7,15 @@ import type { Logger } from '../internal/logger.js';
 import { onShutdown } from '../internal/shutdown.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
+import { explainListenError } from './listen.js';
+
+async function listen(options: Parameters<typeof startApiServer>[0]) {
+  try {
+    return await startApiServer(options);
+  } catch (error) {
+    throw explainListenError(error, options.host, options.port);
+  }
+}
 
 /** Chains the API answers for: those configured with --rpc plus those already in the store. */
 async function servedChains(config: Config, store: Store): Promise<string[]> {
@@ -24,7 +33,7 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
   await checkNodes(config.chains, logger);
   const store = await openStore({ location: config.db, logger });
   const worker = startIndexerWorker(config);
-  const server = await startApiServer({
+  const server = await listen({
     store,
     logger,
     chains: await servedChains(config, store),
@@ -47,7 +56,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
   const store = await openStore({ location: config.db, logger });
   const chains = await servedChains(config, store);
   if (chains.length === 0) logger.warn('no chains configured (--rpc) or indexed yet: every chain answers "unsupport coin"');
-  const server = await startApiServer({ store, logger, chains, host: config.host, port: config.port });
+  const server = await listen({ store, logger, chains, host: config.host, port: config.port });
   logger.info({ url: server.url, chains }, 'tokenquery serving');
   onShutdown(logger, async () => {
     await server.close();
