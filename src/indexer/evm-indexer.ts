@@ -24,7 +24,7 @@ export interface EvmIndexerOptions {
   followChunk?: number;
   /** Draw a progress bar (TTY) instead of periodic log lines. Default: stderr is a TTY. */
   tty?: boolean;
-  /** First span tried by `eth_getLogs` during backfill. Default 1000 blocks. */
+  /** First span tried by `eth_getLogs` during backfill; it then adapts to the density. Default 100 blocks. */
   initialRange?: number;
 }
 
@@ -60,7 +60,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const concurrency = options.concurrency ?? 4;
   const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
   const followChunk = options.followChunk ?? 100;
-  const planner = createRangePlanner({ initial: options.initialRange ?? 1000 });
+  const planner = createRangePlanner({ initial: options.initialRange ?? 100 });
   /** Blocks per step while following; halves when the provider refuses a span. */
   let followSpan = followChunk;
 
