@@ -5,7 +5,9 @@ import { fileURLToPath } from 'node:url';
 
 const entry = new URL('../dist/src/cli/main.js', import.meta.url);
 if (!existsSync(fileURLToPath(entry))) {
-  process.stderr.write('tokenquery: not built yet; run `npm install` (or `npm run build`) in the repository first\n');
+  process.stderr.write(
+    'tokenquery: not built yet; run `npm install` (or `npm run build`) in the repository first\n',
+  );
   process.exit(1);
 }
 await import(entry.href);

@@ -7,7 +7,7 @@ import type { Logger } from '../internal/logger.js';
 import { onShutdown } from '../internal/shutdown.js';
 import { openStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
-import { explainListenError } from './listen.js';
+import { assertCanListen, explainListenError } from './listen.js';
 
 async function listen(options: Parameters<typeof startApiServer>[0]) {
   try {
@@ -30,6 +30,7 @@ function describeChains(config: Config) {
 
 /** `tokenquery start`: indexers in a worker thread, the API in this one. */
 export async function startCommand(config: Config, logger: Logger): Promise<void> {
+  await assertCanListen(config.host, config.port);
   await checkNodes(config.chains, logger);
   const store = await openStore({ location: config.db, logger });
   const worker = startIndexerWorker(config);
@@ -42,7 +43,10 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
   });
   logger.info({ url: server.url, chains: describeChains(config) }, 'tokenquery started');
   worker.done.catch((error: unknown) => {
-    logger.error({ err: error instanceof Error ? error.message : String(error) }, 'indexer worker ended; API keeps serving');
+    logger.error(
+      { err: error instanceof Error ? error.message : String(error) },
+      'indexer worker ended; API keeps serving',
+    );
   });
   onShutdown(logger, async () => {
     await server.close();
@@ -53,9 +57,11 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
 
 /** `tokenquery serve`: only the API, reading what an `index` process writes. */
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
+  await assertCanListen(config.host, config.port);
   const store = await openStore({ location: config.db, logger });
   const chains = await servedChains(config, store);
-  if (chains.length === 0) logger.warn('no chains configured (--rpc) or indexed yet: every chain answers "unsupport coin"');
+  if (chains.length === 0)
+    logger.warn('no chains configured (--rpc) or indexed yet: every chain answers "unsupport coin"');
   const server = await listen({ store, logger, chains, host: config.host, port: config.port });
   logger.info({ url: server.url, chains }, 'tokenquery serving');
   onShutdown(logger, async () => {

@@ -41,7 +41,8 @@ export async function keysRevoke(db: string, keyOrId: string, logger: Logger): P
   try {
     // Accept the id shown by `keys list`, or the key itself (matched by its hash).
     const revoked =
-      (await store.revokeApiKey(keyOrId, Date.now())) || (await store.revokeApiKey(hashApiKey(keyOrId), Date.now()));
+      (await store.revokeApiKey(keyOrId, Date.now())) ||
+      (await store.revokeApiKey(hashApiKey(keyOrId), Date.now()));
     if (!revoked) throw new UserError('no active API key has that id or value');
     out('revoked; running servers refuse it within one second');
   } finally {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { DEFAULTS, ENV, loadConfig, type RawOptions } from '../config/load.js';
+import { DEFAULTS, ENV, loadConfig, loadStoreLocation, type RawOptions } from '../config/load.js';
 import { redactUrls, TokenqueryError, UserError } from '../internal/errors.js';
 import { createLogger } from '../internal/logger.js';
 import { indexCommand, serveCommand, startCommand } from './commands.js';
@@ -11,19 +11,44 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 function withNodeOptions(command: Command): Command {
   return command
     .addOption(
-      new Option('--rpc <chain=url>', `JSON-RPC endpoint of a chain's node, repeatable (chains: eth, bsc, kcs, movr) [env ${ENV.rpc}]`).argParser(collect),
+      new Option(
+        '--rpc <chain=url>',
+        `JSON-RPC endpoint of a chain's node, repeatable (chains: eth, bsc, kcs, movr) [env ${ENV.rpc}]`,
+      ).argParser(collect),
     )
     .addOption(
-      new Option('--from-block <chain=n>', `first block to index for a chain, repeatable (default ${DEFAULTS.fromBlock}) [env ${ENV.fromBlock}]`).argParser(collect),
+      new Option(
+        '--from-block <chain=n>',
+        `first block to index for a chain, repeatable (default ${DEFAULTS.fromBlock}) [env ${ENV.fromBlock}]`,
+      ).argParser(collect),
     )
     .addOption(
-      new Option('--finality <chain=n>', `unfinalized window in blocks, where reorgs are handled (default ${DEFAULTS.finalityDepth}) [env ${ENV.finality}]`).argParser(collect),
+      new Option(
+        '--finality <chain=n>',
+        `unfinalized window in blocks, where reorgs are handled (default ${DEFAULTS.finalityDepth}) [env ${ENV.finality}]`,
+      ).argParser(collect),
     )
     .option('--db <path|postgres://...>', `SQLite file (default ${DEFAULTS.db}) [env ${ENV.db}]`)
     .option('--port <n>', `API port (default ${DEFAULTS.port}; 0 = any free port) [env ${ENV.port}]`)
     .option('--host <addr>', `API listen address (default ${DEFAULTS.host}) [env ${ENV.host}]`)
-    .option('--poll-interval <ms>', `head polling interval once caught up (default ${DEFAULTS.pollIntervalMs}) [env ${ENV.pollInterval}]`)
-    .option('--log-level <level>', `fatal|error|warn|info|debug|trace|silent (default info) [env ${ENV.logLevel}]`);
+    .option(
+      '--poll-interval <ms>',
+      `head polling interval once caught up (default ${DEFAULTS.pollIntervalMs}) [env ${ENV.pollInterval}]`,
+    )
+    .option(
+      '--log-level <level>',
+      `fatal|error|warn|info|debug|trace|silent (default info) [env ${ENV.logLevel}]`,
+    );
+}
+
+/** `error: unknown option '--pot'\n(Did you mean --port?)\n` → `tokenquery: unknown option '--pot' (did you mean --port?); see --help`. */
+function usageLine(text: string): string {
+  const parts = text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => line.replace(/^error: /, '').replace(/^\(Did you mean/, '(did you mean'));
+  return `tokenquery: ${redactUrls(parts.join(' '))}; see --help`;
 }
 
 function setup(raw: RawOptions) {
@@ -31,21 +56,32 @@ function setup(raw: RawOptions) {
   return { config, logger: createLogger({ level: config.logLevel }) };
 }
 
+/** `keys` output is for people and scripts on stdout; only warnings belong on stderr. */
+const keysLogger = () => createLogger({ level: 'warn' });
+
 const program = new Command()
   .name('tokenquery')
   .description(
     "Self-hosted token data API, compatible with Tokenview's /vipapi/, fed by your own chain nodes.\n" +
       'Quick start without any node: `tokenquery demo`.',
   )
-  .showHelpAfterError('(run with --help for usage)')
-  .configureOutput({ outputError: (text, write) => write(text) });
+  // A usage mistake is one line (commander's own text, with its "did you mean" hint folded in) and exit 2,
+  // like every other user error; help asked for exits 0.
+  .configureOutput({ outputError: (text, write) => write(`${usageLine(text)}\n`) })
+  .exitOverride((error) =>
+    process.exit(error.exitCode === 0 || error.code === 'commander.help' ? error.exitCode : 2),
+  );
 
 withNodeOptions(program.command('start'))
   .description('index the configured chains and serve the API, in one process')
-  .addHelpText('after', '\nExample:\n  tokenquery start --rpc eth=http://127.0.0.1:8545 --from-block eth=17000000 --port 8080')
+  .addHelpText(
+    'after',
+    '\nExample:\n  tokenquery start --rpc eth=http://127.0.0.1:8545 --from-block eth=17000000 --port 8080',
+  )
   .action(async (raw: RawOptions) => {
     const { config, logger } = setup(raw);
-    if (config.chains.length === 0) throw new UserError('nothing to index: give at least one --rpc <chain>=<url>');
+    if (config.chains.length === 0)
+      throw new UserError('nothing to index: give at least one --rpc <chain>=<url>');
     await startCommand(config, logger);
   });
 
@@ -60,7 +96,8 @@ withNodeOptions(program.command('index'))
   .description('run the indexers only (no API); several processes may share one SQLite file')
   .action(async (raw: RawOptions) => {
     const { config, logger } = setup(raw);
-    if (config.chains.length === 0) throw new UserError('nothing to index: give at least one --rpc <chain>=<url>');
+    if (config.chains.length === 0)
+      throw new UserError('nothing to index: give at least one --rpc <chain>=<url>');
     await indexCommand(config, logger);
   });
 
@@ -71,33 +108,39 @@ keys
   .option('--label <text>', 'a note to recognise the key by', '')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
   .action(async (raw: { label: string; db?: string }) => {
-    const { config, logger } = setup({ db: raw.db, logLevel: 'warn' });
-    await keysCreate(config.db, raw.label, logger);
+    await keysCreate(loadStoreLocation(raw), raw.label, keysLogger());
   });
 keys
   .command('list')
   .description('list keys: id, status, creation time, label (never the key)')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
   .action(async (raw: { db?: string }) => {
-    const { config, logger } = setup({ db: raw.db, logLevel: 'warn' });
-    await keysList(config.db, logger);
+    await keysList(loadStoreLocation(raw), keysLogger());
   });
 keys
   .command('revoke <key-or-id>')
   .description('revoke a key by its id or its value; running servers refuse it within one second')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
   .action(async (keyOrId: string, raw: { db?: string }) => {
-    const { config, logger } = setup({ db: raw.db, logLevel: 'warn' });
-    await keysRevoke(config.db, keyOrId, logger);
+    await keysRevoke(loadStoreLocation(raw), keyOrId, keysLogger());
   });
 
 program
   .command('demo')
-  .description('start a local anvil chain from npm, deploy demo ERC-20s, keep transferring, index and serve it')
-  .option('--port <n>', 'API port (default 8080; 0 = any free port)')
-  .option('--host <addr>', `API listen address (default ${DEFAULTS.host})`)
-  .option('--db <path>', 'SQLite file (default: a fresh file under ./data/demo/)')
-  .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (default info)')
+  .description(
+    'start a local anvil chain from npm, deploy demo ERC-20s, keep transferring, index and serve it',
+  )
+  .option('--port <n>', `API port (default ${DEFAULTS.port}; 0 = any free port) [env ${ENV.port}]`)
+  .option('--host <addr>', `API listen address (default ${DEFAULTS.host}) [env ${ENV.host}]`)
+  .option('--db <path>', `SQLite file (default: a fresh file under ./data/demo/; ${ENV.db} is ignored)`)
+  .option(
+    '--log-level <level>',
+    `fatal|error|warn|info|debug|trace|silent (default warn) [env ${ENV.logLevel}]`,
+  )
+  .addHelpText(
+    'after',
+    `\nThe demo ignores ${ENV.rpc}, ${ENV.fromBlock} and ${ENV.finality}: it indexes only its own chain.`,
+  )
   .action(async (raw: { port?: string; host?: string; db?: string; logLevel?: string }) => {
     const { demoCommand } = await import('./demo.js');
     await demoCommand(raw);
@@ -108,7 +151,12 @@ try {
 } catch (error) {
   // A user error is one clear line and exit 2; anything else one line and exit 1.
   // TOKENQUERY_DEBUG=1 shows the stack for bug reports.
-  const message = error instanceof TokenqueryError ? error.shortMessage : error instanceof Error ? error.message : String(error);
+  const message =
+    error instanceof TokenqueryError
+      ? error.shortMessage
+      : error instanceof Error
+        ? error.message
+        : String(error);
   process.stderr.write(`tokenquery: ${redactUrls(message.split('\n')[0] ?? message)}\n`);
   if (process.env.TOKENQUERY_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   process.exit(error instanceof UserError ? 2 : 1);

@@ -159,14 +159,26 @@ export async function deployToken(
   const from = await defaultFrom(url, options.from);
   const { contract, args } = constructorCall(spec);
   const { address, blockNumber } = await deployContract(url, contract, args, from);
+  return describeToken(spec, address, from, blockNumber);
+}
+
+/** What was deployed, with a bytes32 name or symbol read back the way the contract will answer it. */
+function describeToken(
+  spec: TokenSpec,
+  address: string,
+  deployer: string,
+  blockNumber: number,
+): DeployedToken {
+  const text = (value: string | Uint8Array): string =>
+    spec.kind === 'bytes32' ? bytes32ToText(padTo32(textBytes(value))) : asText(value);
   const token: DeployedToken = {
     address,
     kind: spec.kind,
-    name: spec.kind === 'bytes32' ? bytes32ToText(padTo32(textBytes(spec.name))) : asText(spec.name),
-    symbol: spec.kind === 'bytes32' ? bytes32ToText(padTo32(textBytes(spec.symbol))) : asText(spec.symbol),
+    name: text(spec.name),
+    symbol: text(spec.symbol),
     decimals: spec.decimals,
     initialSupply: spec.initialSupply,
-    deployer: from,
+    deployer,
     blockNumber,
   };
   if (spec.kind === 'capped') token.cap = spec.cap!;
@@ -222,31 +234,21 @@ export async function deployDemoTokens(
   options: { from?: string } = {},
 ): Promise<DeployedToken[]> {
   const from = await defaultFrom(url, options.from);
-  // Sent one after another (anvil assigns consecutive nonces), awaited together.
-  const pending: Promise<DeployedToken>[] = [];
+  // Sent one after another (anvil assigns consecutive nonces), then awaited together.
+  const hashes: string[] = [];
   for (const spec of DEMO_TOKEN_SPECS) {
     const { contract, args } = constructorCall(spec);
-    const hash = await sendTransaction(url, { from, data: contract.bytecode + encodeArgs(args) });
-    pending.push(
-      waitForReceipt(url, hash).then((receipt) => {
-        if (!receipt.contractAddress)
-          throw new DevchainError(`deployment of ${contract.name} created no contract`);
-        const token: DeployedToken = {
-          address: receipt.contractAddress,
-          kind: spec.kind,
-          name: asText(spec.name),
-          symbol: asText(spec.symbol),
-          decimals: spec.decimals,
-          initialSupply: spec.initialSupply,
-          deployer: from,
-          blockNumber: receipt.blockNumber,
-        };
-        if (spec.cap !== undefined) token.cap = spec.cap;
-        return token;
-      }),
-    );
+    hashes.push(await sendTransaction(url, { from, data: contract.bytecode + encodeArgs(args) }));
   }
-  return Promise.all(pending);
+  return Promise.all(
+    hashes.map(async (hash, i) => {
+      const spec = DEMO_TOKEN_SPECS[i]!;
+      const receipt = await waitForReceipt(url, hash);
+      if (!receipt.contractAddress)
+        throw new DevchainError(`deployment of the ${spec.kind} token created no contract`);
+      return describeToken(spec, receipt.contractAddress, from, receipt.blockNumber);
+    }),
+  );
 }
 
 /** Deploys a minimal ERC-721 (`DemoNft`), whose 4-topic Transfer logs an indexer must not count as fungible. */

@@ -113,10 +113,13 @@ export async function sendTransfers(
       { type: 'address', value: to },
       { type: 'uint256', value: amount },
     ]);
+    // Read both balances before sending: once the transfer is mined a first read would already include it.
+    const fromBefore = await balance(token, from);
+    const toBefore = await balance(token, to);
     // An explicit gas limit skips anvil's estimation round trip; a transfer needs well under 100k.
     const hash = await sendTransaction(url, { from, to: token, data, gas: 100_000 });
-    balances.set(key(token, from), (await balance(token, from)) - amount);
-    balances.set(key(token, to), (await balance(token, to)) + amount);
+    balances.set(key(token, from), fromBefore - amount);
+    balances.set(key(token, to), toBefore + amount);
     const u = unsettled.get(key(token, to)) ?? { amount: 0n, hashes: [] };
     u.amount += amount;
     u.hashes.push(hash);
@@ -195,8 +198,8 @@ const SPRAY_GAS_BASE = 100_000;
 /**
  * Generates `transfers` real ERC-20 transfers among `holders` seed-derived addresses by calling the
  * token's `spray(count, holders, seed)` in transactions of `perTx` transfers. Transactions are sent
- * back to back (anvil orders them by nonce) and awaited at the end; success is checked through the
- * token's `sprayed()` counter rather than receipts, which would carry every log.
+ * back to back, as many at a time as fit in one block (anvil orders them by nonce). Success is checked
+ * through the token's `sprayed()` counter rather than receipts, which would carry every log.
  */
 export async function spray(url: string, token: TokenRef, options: SprayOptions): Promise<SprayResult> {
   const { transfers, holders } = options;
@@ -221,8 +224,16 @@ export async function spray(url: string, token: TokenRef, options: SprayOptions)
 
   const sprayedBefore = decodeUint(await call(url, address, encodeCall(selector('sprayed()'))));
   const started = performance.now();
+  // Keep in flight only as many transactions as fit in one block together. With automine, anvil mines
+  // when a transaction arrives and leaves what does not fit pending until the next arrival, so a
+  // surplus sent at the end would never be mined.
+  const txGas = SPRAY_GAS_BASE + perTx * SPRAY_GAS_PER_TRANSFER;
+  const maxInFlight = Math.max(1, Number(blockGasLimit / BigInt(txGas)));
   const hashes: string[] = [];
+  const blocks: number[] = [];
   for (let done = 0; done < transfers; done += perTx) {
+    if (hashes.length - blocks.length >= maxInFlight)
+      blocks.push(await waitForInclusion(url, hashes[blocks.length]!, 600_000));
     const count = Math.min(perTx, transfers - done);
     const data = encodeCall(selector('spray(uint256,uint256,uint256)'), [
       { type: 'uint256', value: count },
@@ -232,7 +243,8 @@ export async function spray(url: string, token: TokenRef, options: SprayOptions)
     const gas = SPRAY_GAS_BASE + count * SPRAY_GAS_PER_TRANSFER;
     hashes.push(await sendTransaction(url, { from, to: address, data, gas }));
   }
-  const blocks = await Promise.all(hashes.map((h) => waitForInclusion(url, h, 600_000)));
+  while (blocks.length < hashes.length)
+    blocks.push(await waitForInclusion(url, hashes[blocks.length]!, 600_000));
   const elapsedMs = performance.now() - started;
 
   const sprayedAfter = decodeUint(await call(url, address, encodeCall(selector('sprayed()'))));

@@ -13,6 +13,7 @@ import { decodeTransferLog } from '../chains/evm/abi.js';
 import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
 import { repoRoot } from '../chains/evm/testing/fixture-sets.js';
+import { encodeCall } from '../devchain/abi.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getBlockNumber, reorg } from '../devchain/chain.js';
 import {
@@ -25,7 +26,6 @@ import {
   totalSupply,
 } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../devchain/traffic.js';
-import { encodeCall } from '../devchain/abi.js';
 import { FatalIndexerError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
@@ -43,7 +43,13 @@ async function startIndexer(url: string, db: string, options: { finalityDepth: n
   const controller = new AbortController();
   const source = createEvmSource({ rpc: createRpcClient({ url, logger, retryBaseMs: 5 }), logger });
   const running = createEvmIndexer({
-    chain: { name: 'eth', rpcUrl: url, fromBlock: 0, finalityDepth: options.finalityDepth, pollIntervalMs: 20 },
+    chain: {
+      name: 'eth',
+      rpcUrl: url,
+      fromBlock: 0,
+      finalityDepth: options.finalityDepth,
+      pollIntervalMs: 20,
+    },
     source,
     store,
     logger,
@@ -75,7 +81,10 @@ async function waitFor(what: string, condition: () => Promise<boolean>, timeoutM
 async function caughtUp(store: Store, url: string): Promise<void> {
   await waitFor('the indexer to reach the head', async () => {
     const head = await getBlockNumber(url);
-    return (await store.getCheckpoint('eth'))?.block === head && (await store.tokensNeedingSupply('eth', -1, 1)).length === 0;
+    return (
+      (await store.getCheckpoint('eth'))?.block === head &&
+      (await store.tokensNeedingSupply('eth', -1, 1)).length === 0
+    );
   });
 }
 
@@ -85,7 +94,10 @@ async function nodeTruth(url: string, tokens: readonly string[]) {
   const head = await source.blockNumber();
   const logs = await source.getTransferLogs(0, head);
   const transfers = logs.map((l) => decodeTransferLog(l, 0)).filter((t): t is TransferRecord => t !== null);
-  const result = new Map<string, { transfers: TransferRecord[]; balances: Map<string, bigint>; supply: bigint }>();
+  const result = new Map<
+    string,
+    { transfers: TransferRecord[]; balances: Map<string, bigint>; supply: bigint }
+  >();
   for (const token of tokens) {
     const mine = transfers.filter((t) => t.token === token);
     const holders = [...new Set(mine.flatMap((t) => [t.from, t.to]))].filter((a) => a !== ZERO);
@@ -111,7 +123,8 @@ async function assertStoreMatchesNode(store: Store, url: string, tokens: readonl
     assert.ok(stored, `token ${token} missing`);
     assert.equal(stored.transferCount, expected.transfers.length, `transfer count of ${token}`);
     const rows = await store.listTransfers('eth', token, 0, stored.transferCount + 10);
-    const key = (t: TransferRecord) => `${t.blockNumber}/${t.logIndex}/${t.txHash}/${t.from}/${t.to}/${t.value}`;
+    const key = (t: TransferRecord) =>
+      `${t.blockNumber}/${t.logIndex}/${t.txHash}/${t.from}/${t.to}/${t.value}`;
     assert.deepEqual(rows.map(key).sort(), expected.transfers.map(key).sort(), `transfers of ${token}`);
     let holders = 0;
     for (const [holder, balance] of expected.balances) {
@@ -147,7 +160,10 @@ describe('indexer against a real anvil node', () => {
 
       const standard = tokens[0]!;
       await sendTransfers(anvil.url, tokens, { count: 12, seed: 11 });
-      await mintToken(anvil.url, standard, { to: '0x00000000000000000000000000000000000000aa', amount: 5n * 10n ** 18n });
+      await mintToken(anvil.url, standard, {
+        to: '0x00000000000000000000000000000000000000aa',
+        amount: 5n * 10n ** 18n,
+      });
       await burnToken(anvil.url, standard, { amount: 10n ** 18n });
       await caughtUp(indexer.store, anvil.url);
       await assertStoreMatchesNode(indexer.store, anvil.url, addresses);
@@ -166,7 +182,9 @@ describe('indexer against a real anvil node', () => {
       const before = await indexer.store.getToken('eth', tokens[1]!.address);
 
       // Replace the newest 4 blocks (they hold transfers) with blocks holding one different transfer.
-      const [sender] = (await balancesOf(anvil.url, tokens[1]!, [tokens[1]!.deployer])).map(() => tokens[1]!.deployer);
+      const [sender] = (await balancesOf(anvil.url, tokens[1]!, [tokens[1]!.deployer])).map(
+        () => tokens[1]!.deployer,
+      );
       const data = encodeCall(selector('transfer(address,uint256)'), [
         { type: 'address', value: '0x00000000000000000000000000000000000000bb' },
         { type: 'uint256', value: 12345n },
@@ -175,12 +193,22 @@ describe('indexer against a real anvil node', () => {
       await waitFor('the reorg to be noticed', async () => {
         const head = await getBlockNumber(anvil.url);
         const [headBlock] = await indexer.store.getBlockRefs('eth', head, head);
-        const node = await createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger }).getHeaders([head]);
+        const node = await createEvmSource({
+          rpc: createRpcClient({ url: anvil.url, logger }),
+          logger,
+        }).getHeaders([head]);
         return headBlock?.hash === node[0]?.hash;
       });
       await caughtUp(indexer.store, anvil.url);
       await assertStoreMatchesNode(indexer.store, anvil.url, addresses);
-      assert.equal((await indexer.store.getBalance('eth', tokens[1]!.address, '0x00000000000000000000000000000000000000bb')), 12345n);
+      assert.equal(
+        await indexer.store.getBalance(
+          'eth',
+          tokens[1]!.address,
+          '0x00000000000000000000000000000000000000bb',
+        ),
+        12345n,
+      );
       assert.ok(before, 'token existed before the reorg');
     } finally {
       await indexer.stop();
@@ -200,7 +228,11 @@ describe('indexer against a real anvil node', () => {
       });
       const status = await indexer.store.getChainStatus('eth');
       assert.match(status?.lastError ?? '', /deeper than the unfinalized window/);
-      assert.deepEqual(await indexer.store.getCheckpoint('eth'), checkpoint, 'nothing was rolled back or written');
+      assert.deepEqual(
+        await indexer.store.getCheckpoint('eth'),
+        checkpoint,
+        'nothing was rolled back or written',
+      );
     } finally {
       await indexer.stop();
     }
@@ -224,14 +256,28 @@ describe('crash in the middle of a backfill', () => {
   test('SIGKILL at random moments, then resume: nothing lost, nothing counted twice', async () => {
     const db = join(tmp, 'crash.sqlite');
     const cli = join(repoRoot(), 'bin', 'tokenquery.js');
-    const args = ['index', '--rpc', `eth=${anvil.url}`, '--db', db, '--finality', 'eth=0', '--log-level', 'silent'];
+    const args = [
+      'index',
+      '--rpc',
+      `eth=${anvil.url}`,
+      '--db',
+      db,
+      '--finality',
+      'eth=0',
+      '--log-level',
+      'silent',
+    ];
     const checkpoints: number[] = [];
     for (let i = 0; i < 5; i++) {
       const child: ChildProcess = spawn(process.execPath, [cli, ...args], { stdio: 'ignore' });
       // Kill at a random moment once this run has started writing (start-up alone takes ~0.5 s).
       const watcher = await openSqliteStore({ path: db, logger });
       const startedAt = (await watcher.getCheckpoint('eth'))?.block ?? -1;
-      await waitFor('the run to commit', async () => ((await watcher.getCheckpoint('eth'))?.block ?? -1) > startedAt, 10_000).catch(() => {});
+      await waitFor(
+        'the run to commit',
+        async () => ((await watcher.getCheckpoint('eth'))?.block ?? -1) > startedAt,
+        10_000,
+      ).catch(() => {});
       await watcher.close();
       await new Promise((r) => setTimeout(r, Math.random() * 250));
       child.kill('SIGKILL');
@@ -245,10 +291,17 @@ describe('crash in the middle of a backfill', () => {
     const store = await openSqliteStore({ path: db, logger });
     try {
       await caughtUp(store, anvil.url);
-      await assertStoreMatchesNode(store, anvil.url, tokens.map((t) => t.address));
+      await assertStoreMatchesNode(
+        store,
+        anvil.url,
+        tokens.map((t) => t.address),
+      );
       // Kills must have landed mid-backfill, or this test proves nothing.
       const head = await getBlockNumber(anvil.url);
-      assert.ok(checkpoints.filter((c) => c >= 0 && c < head).length >= 3, `checkpoints at the kills: ${checkpoints}; head ${head}`);
+      assert.ok(
+        checkpoints.filter((c) => c >= 0 && c < head).length >= 3,
+        `checkpoints at the kills: ${checkpoints}; head ${head}`,
+      );
     } finally {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));

@@ -51,13 +51,23 @@ const cases: ReplayCase[] = [
 /** Indexes a fixture set until the checkpoint reaches `head`, then stops the indexer. */
 async function replay(c: ReplayCase, options: { finalityDepth: number; limits?: FixtureLimits; db: string }) {
   const fixture = loadEthereumEtlSet(c.set);
-  const node = await startFixtureNode({ ...fixture, head: c.head, ...(options.limits ? { limits: options.limits } : {}) });
+  const node = await startFixtureNode({
+    ...fixture,
+    head: c.head,
+    ...(options.limits ? { limits: options.limits } : {}),
+  });
   const logger = silentLogger();
   const store = await openSqliteStore({ path: join(tmp, options.db), logger });
   const controller = new AbortController();
   const source = createEvmSource({ rpc: createRpcClient({ url: node.url, logger, retryBaseMs: 5 }), logger });
   const indexer = createEvmIndexer({
-    chain: { name: 'eth', rpcUrl: node.url, fromBlock: c.fromBlock, finalityDepth: options.finalityDepth, pollIntervalMs: 20 },
+    chain: {
+      name: 'eth',
+      rpcUrl: node.url,
+      fromBlock: c.fromBlock,
+      finalityDepth: options.finalityDepth,
+      pollIntervalMs: 20,
+    },
     source,
     store,
     logger,
@@ -85,11 +95,13 @@ async function allTransfers(store: Store): Promise<TransferRecord[]> {
   const { total } = await store.listTokens('eth', 0, 1);
   const { tokens } = await store.listTokens('eth', 0, total);
   const out: TransferRecord[] = [];
-  for (const token of tokens) out.push(...(await store.listTransfers('eth', token.address, 0, token.transferCount)));
+  for (const token of tokens)
+    out.push(...(await store.listTransfers('eth', token.address, 0, token.transferCount)));
   return out;
 }
 
-const key = (t: { token: string; blockNumber: number; logIndex: number }) => `${t.token}/${t.blockNumber}/${t.logIndex}`;
+const key = (t: { token: string; blockNumber: number; logIndex: number }) =>
+  `${t.token}/${t.blockNumber}/${t.logIndex}`;
 
 describe('replay of real mainnet blocks', () => {
   for (const c of cases) {
@@ -138,7 +150,9 @@ describe('replay of real mainnet blocks', () => {
       const stored = await allTransfers(store);
       assert.equal(stored.length, 282);
       assert.equal((await store.listTokens('eth', 0, 1)).total, 71);
-      const nft = loadExpectedTransfers('ethereum-etl/stream_blocks_17173049_17173050/expected_erc721_style_transfers.json');
+      const nft = loadExpectedTransfers(
+        'ethereum-etl/stream_blocks_17173049_17173050/expected_erc721_style_transfers.json',
+      );
       const storedKeys = new Set(stored.map(key));
       for (const e of nft) assert.ok(!storedKeys.has(key(e)), 'an ERC-721 transfer was stored');
     } finally {

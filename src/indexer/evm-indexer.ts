@@ -2,8 +2,8 @@ import { decodeTransferLog } from '../chains/evm/abi.js';
 import { RangeTooLargeError } from '../chains/evm/rpc-client.js';
 import type { EvmBlockHeader, EvmLog, EvmSource } from '../chains/evm/types.js';
 import type { ChainConfig } from '../config/types.js';
-import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { backoffDelay, type Settled, settle, sleep } from '../internal/async.js';
+import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { Store, TokenMetadata, TransferRecord } from '../store/types.js';
@@ -188,7 +188,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     for (const log of logs) if (log.blockTimestamp === undefined) needTimes.add(log.blockNumber);
     const times = new Map<number, number>();
     if (needTimes.size > 0) {
-      for (const header of await source.getHeaders([...needTimes])) times.set(header.number, header.timestamp);
+      for (const header of await source.getHeaders([...needTimes]))
+        times.set(header.number, header.timestamp);
     }
     const transfers = decode(logs, times);
     const tokens = await newTokenMetadata(transfers);
@@ -310,7 +311,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const transfers = decode(logs, times);
     const tokens = await newTokenMetadata(transfers);
     const last = headers[headers.length - 1]!;
-    await commit({ from: next, to, transfers, tokens, logCount: logs.length }, { toBlockHash: last.hash, blocks: headers });
+    await commit(
+      { from: next, to, transfers, tokens, logCount: logs.length },
+      { toBlockHash: last.hash, blocks: headers },
+    );
   }
 
   async function hashOf(block: number): Promise<string | null> {

@@ -38,7 +38,10 @@ export function errorMessage(error: unknown): string {
  * `https://user:secret@node/path?key=...` never reach a log line or a response.
  */
 export function redactUrls(text: string): string {
-  return text.replace(/\b(https?|wss?):\/\/([^\s/@'"]+@)?([^\s/?#'"]+)[^\s'"]*/gi, (_m, scheme: string, _cred, host: string) => {
-    return `${scheme}://${host}/…`;
-  });
+  return text.replace(
+    /\b(https?|wss?):\/\/([^\s/@'"]+@)?([^\s/?#'"]+)[^\s'"]*/gi,
+    (_m, scheme: string, _cred, host: string) => {
+      return `${scheme}://${host}/…`;
+    },
+  );
 }
