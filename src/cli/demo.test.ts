@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { type CliProcess, eventually, getJson, lines, removeTempDirs, spawnCli, tempDir } from './testing/cli-process.js';
+import {
+  type CliProcess,
+  eventually,
+  getJson,
+  lines,
+  removeTempDirs,
+  spawnCli,
+  tempDir,
+} from './testing/cli-process.js';
 
 let demo: CliProcess | undefined;
 after(async () => {
@@ -51,9 +59,12 @@ describe('demo', { skip: !existsSync('/proc/self/stat') && 'needs /proc to find 
     const out = lines(demo.stdout());
     const key = out.at(-1)!;
     assert.match(key, /^\S{32,}$/);
-    const curls = out.map((line) => /^\s*curl '([^']+)'$/.exec(line)?.[1]).filter((u): u is string => u !== undefined);
+    const curls = out
+      .map((line) => /^\s*curl '([^']+)'$/.exec(line)?.[1])
+      .filter((u): u is string => u !== undefined);
     assert.ok(curls.length >= 6, demo.stdout());
-    for (const url of curls.filter((u) => u.includes('/vipapi/'))) assert.ok(url.endsWith(`apikey=${key}`), url);
+    for (const url of curls.filter((u) => u.includes('/vipapi/')))
+      assert.ok(url.endsWith(`apikey=${key}`), url);
     assert.ok(curls.some((u) => u.endsWith('/status')));
     assert.ok(demo.stdout().includes(db), 'the banner names the store');
 
@@ -77,6 +88,10 @@ describe('demo', { skip: !existsSync('/proc/self/stat') && 'needs /proc to find 
     const ms = Date.now() - signalled;
     assert.equal(result.code, 0, `exit ${result.code} ${result.signal} after ${ms} ms\n${result.stderr}`);
     assert.ok(ms < 5000, `stopping took ${ms} ms`);
-    await eventually(async () => (alive(anvils[0]!.pid) ? undefined : true), 3000, 'the anvil process ending');
+    await eventually(
+      async () => (alive(anvils[0]!.pid) ? undefined : true),
+      3000,
+      'the anvil process ending',
+    );
   });
 });

@@ -5,12 +5,24 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { assertOneLineError, type CliResult, lines, removeTempDirs, runCli, tempDir } from './testing/cli-process.js';
+import {
+  assertOneLineError,
+  type CliResult,
+  lines,
+  removeTempDirs,
+  runCli,
+  tempDir,
+} from './testing/cli-process.js';
 
 after(removeTempDirs);
 
+interface Created {
+  key: string;
+  id: string;
+}
+
 /** The key is alone on the last stdout line. */
-function createdKey(result: CliResult): { key: string; id: string } {
+function createdKey(result: CliResult): Created {
   assert.equal(result.code, 0, result.stderr);
   const out = lines(result.stdout);
   const key = out.at(-1)!;
@@ -60,30 +72,53 @@ describe('keys', () => {
   });
 
   test('revoke works by id and by key, and a revoked key cannot be revoked again', async () => {
-    const byId = createdKey(await runCli(['keys', 'create', '--label', 'by-id', '--db', db]));
-    const byKey = createdKey(await runCli(['keys', 'create', '--label', 'by-key', '--db', db]));
-    const keep = createdKey(await runCli(['keys', 'create', '--label', 'keep', '--db', db]));
+    // Several keys commands at once on one file, as operators may run them.
+    const created = await Promise.all(
+      ['by-id', 'by-key', 'keep'].map((label) => runCli(['keys', 'create', '--label', label, '--db', db])),
+    );
+    const [byId, byKey, keep] = created.map(createdKey) as [Created, Created, Created];
 
-    const first = await runCli(['keys', 'revoke', byId.id, '--db', db]);
-    assert.equal(first.code, 0, first.stderr);
-    const second = await runCli(['keys', 'revoke', byKey.key, '--db', db]);
-    assert.equal(second.code, 0, second.stderr);
-    assert.ok(!second.stdout.includes(byKey.key), 'revoke echoes the key');
+    const [first, second] = await Promise.all([
+      runCli(['keys', 'revoke', byId.id, '--db', db]),
+      runCli(['keys', 'revoke', byKey.key, '--db', db]),
+    ]);
+    assert.equal(first!.code, 0, first!.stderr);
+    assert.equal(second!.code, 0, second!.stderr);
+    assert.ok(!second!.stdout.includes(byKey.key), 'revoke echoes the key');
 
-    const rows = listed(await runCli(['keys', 'list', '--db', db]));
+    const [list, again, againByKey] = await Promise.all([
+      runCli(['keys', 'list', '--db', db]),
+      runCli(['keys', 'revoke', byId.id, '--db', db]),
+      runCli(['keys', 'revoke', byKey.key, '--db', db]),
+    ]);
+    const rows = listed(list!);
     assert.match(rows.get(byId.id)!.status, /^revoked \d{4}-\d\d-\d\dT/);
     assert.match(rows.get(byKey.id)!.status, /^revoked /);
     assert.equal(rows.get(keep.id)!.status, 'active');
-
-    assertOneLineError(await runCli(['keys', 'revoke', byId.id, '--db', db]), /no active API key has that id or value/);
-    assertOneLineError(await runCli(['keys', 'revoke', byKey.key, '--db', db]), /no active API key/, [byKey.key]);
+    assertOneLineError(again!, /no active API key has that id or value/);
+    assertOneLineError(againByKey!, /no active API key/, [byKey.key]);
   });
 
   test('TOKENQUERY_DB chooses the store when --db is absent', async () => {
     const other = join(tempDir(), 'env.sqlite');
-    const created = createdKey(await runCli(['keys', 'create', '--label', 'env'], { env: { TOKENQUERY_DB: other } }));
+    const created = createdKey(
+      await runCli(['keys', 'create', '--label', 'env'], { env: { TOKENQUERY_DB: other } }),
+    );
     assert.ok(listed(await runCli(['keys', 'list', '--db', other])).has(created.id));
     assert.ok(!listed(await runCli(['keys', 'list', '--db', db])).has(created.id));
+  });
+
+  test('a label with a tab or a line break is refused, and no key is created', async () => {
+    const fresh = join(tempDir(), 'labels.sqlite');
+    assertOneLineError(
+      await runCli(['keys', 'create', '--label', 'a\tb', '--db', fresh]),
+      /--label must be one line/,
+    );
+    assertOneLineError(
+      await runCli(['keys', 'create', '--label', 'a\nb', '--db', fresh]),
+      /--label must be one line/,
+    );
+    assert.match((await runCli(['keys', 'list', '--db', fresh])).stdout, /^no API keys/);
   });
 
   test('list on an empty store says how to create a key', async () => {

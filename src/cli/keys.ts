@@ -7,6 +7,10 @@ import { openStore } from '../store/open.js';
 const out = (line: string) => process.stdout.write(`${line}\n`);
 
 export async function keysCreate(db: string, label: string, logger: Logger): Promise<void> {
+  // `keys list` prints one tab-separated row per key: a tab or a line break would break the table.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+  if (/[\u0000-\u001f\u007f]/.test(label))
+    throw new UserError('--label must be one line of text without tabs');
   const store = await openStore({ location: db, logger });
   try {
     const { key, id, hash } = generateApiKey();

@@ -128,7 +128,12 @@ describe('start: indexers and API in one process', () => {
     assert.equal(revoke.code, 0, revoke.stderr);
     const revokedAt = Date.now();
     const url = `${base}/vipapi/eth/token/${tokens[0]!.address}?apikey=${key}`;
-    await eventually(async () => ((await getJson(url)).status === 401 ? true : undefined), 3000, 'a 401 for the revoked key', 50);
+    await eventually(
+      async () => ((await getJson(url)).status === 401 ? true : undefined),
+      3000,
+      'a 401 for the revoked key',
+      50,
+    );
     const ms = Date.now() - revokedAt;
     assert.ok(ms <= 1000, `the revoked key still worked for ${ms} ms`);
   });
@@ -140,7 +145,12 @@ describe('start: indexers and API in one process', () => {
     const revoke = await runCli(['keys', 'revoke', key, '--db', db]);
     assert.equal(revoke.code, 0, revoke.stderr);
     const revokedAt = Date.now();
-    await eventually(async () => ((await getJson(url)).status === 401 ? true : undefined), 3000, 'a 401 for the revoked key', 50);
+    await eventually(
+      async () => ((await getJson(url)).status === 401 ? true : undefined),
+      3000,
+      'a 401 for the revoked key',
+      50,
+    );
     assert.ok(Date.now() - revokedAt <= 1000);
   });
 
@@ -151,7 +161,10 @@ describe('start: indexers and API in one process', () => {
     const ms = Date.now() - signalled;
     assert.equal(result.code, 0, `exit ${result.code} ${result.signal} after ${ms} ms\n${result.stderr}`);
     assert.ok(ms < 3000, `shutdown took ${ms} ms`);
-    assert.ok(logLines(result.stderr).some((line) => line.msg === 'shutting down'), 'no shutdown log line');
+    assert.ok(
+      logLines(result.stderr).some((line) => line.msg === 'shutting down'),
+      'no shutdown log line',
+    );
     for (const text of [result.stdout, result.stderr, status]) {
       assert.ok(!text.includes(secret), 'the RPC password leaked');
       assert.ok(!text.includes('operator:'), 'the RPC user leaked');
@@ -199,6 +212,9 @@ describe('index and serve: two processes on one SQLite file, configured by envir
     assert.equal(served.code, 0, served.stderr);
     assert.equal(indexed.code, 0, indexed.stderr);
     assert.ok(ms < 3000, `shutdown took ${ms} ms`);
-    assert.ok(logLines(indexed.stderr).some((line) => line.msg === 'tokenquery indexing'), indexed.stderr);
+    assert.ok(
+      logLines(indexed.stderr).some((line) => line.msg === 'tokenquery indexing'),
+      indexed.stderr,
+    );
   });
 });

@@ -8,7 +8,14 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ENV } from '../config/load.js';
-import { assertOneLineError, freePort, lines, removeTempDirs, runCli, tempDir } from './testing/cli-process.js';
+import {
+  assertOneLineError,
+  freePort,
+  lines,
+  removeTempDirs,
+  runCli,
+  tempDir,
+} from './testing/cli-process.js';
 
 after(removeTempDirs);
 
@@ -46,12 +53,18 @@ describe('help', () => {
     assert.equal(result.code, 0, result.stderr);
     assert.equal(result.stderr, '');
     for (const command of ['start', 'serve', 'index', 'keys', 'demo']) {
-      assert.match(result.stdout, new RegExp(`^ {2}${command}\\b`, 'm'), `${command} missing:\n${result.stdout}`);
+      assert.match(
+        result.stdout,
+        new RegExp(`^ {2}${command}\\b`, 'm'),
+        `${command} missing:\n${result.stdout}`,
+      );
     }
   });
 
   test('start, serve and index document every option with its environment variable', async () => {
-    const results = await Promise.all(['start', 'serve', 'index'].map((command) => runCli([command, '--help'])));
+    const results = await Promise.all(
+      ['start', 'serve', 'index'].map((command) => runCli([command, '--help'])),
+    );
     for (const [i, result] of results.entries()) {
       assert.equal(result.code, 0, result.stderr);
       const options = helpOptions(result.stdout);
@@ -61,7 +74,11 @@ describe('help', () => {
         `options of ${['start', 'serve', 'index'][i]}`,
       );
       for (const [flag, variable] of Object.entries(NODE_OPTIONS)) {
-        assert.match(options.get(flag)!, new RegExp(`\\[env ${variable}\\]`), `${flag}: ${options.get(flag)}`);
+        assert.match(
+          options.get(flag)!,
+          new RegExp(`\\[env ${variable}\\]`),
+          `${flag}: ${options.get(flag)}`,
+        );
       }
       assert.match(options.get('--db')!, /default \.\/data\/tokenquery\.sqlite/);
       assert.match(options.get('--port')!, /default 8080/);
@@ -119,7 +136,11 @@ describe('user errors', () => {
 
   test('an unknown chain names the chain and never shows the URL credentials', async () => {
     const result = await runCli(['start', '--rpc', 'foo=http://user:secret@127.0.0.1:1', '--db', db]);
-    assertOneLineError(result, /^tokenquery: --rpc: unknown chain "foo" \(known: eth, bsc, kcs, movr, neo\)$/, ['secret']);
+    assertOneLineError(
+      result,
+      /^tokenquery: --rpc: unknown chain "foo" \(known: eth, bsc, kcs, movr, neo\)$/,
+      ['secret'],
+    );
   });
 
   test('bad syntax, a bad scheme, a bad port and a lone --from-block are one line each', async () => {
@@ -174,9 +195,19 @@ describe('user errors', () => {
       const [serve, start] = await Promise.all([
         runCli(['serve', '--db', join(dir, 'serve.sqlite'), '--port', String(port)]),
         // The port is checked before the node, so even a dead node gives the port error.
-        runCli(['start', '--rpc', `eth=http://127.0.0.1:${closed}`, '--db', join(dir, 'start.sqlite'), '--port', String(port)]),
+        runCli([
+          'start',
+          '--rpc',
+          `eth=http://127.0.0.1:${closed}`,
+          '--db',
+          join(dir, 'start.sqlite'),
+          '--port',
+          String(port),
+        ]),
       ]);
-      const message = new RegExp(`^tokenquery: port ${port} on 127\\.0\\.0\\.1 is already in use; choose another with --port$`);
+      const message = new RegExp(
+        `^tokenquery: port ${port} on 127\\.0\\.0\\.1 is already in use; choose another with --port$`,
+      );
       assertOneLineError(serve!, message);
       assertOneLineError(start!, message);
       assert.ok(!existsSync(join(dir, 'serve.sqlite')), 'serve opened its store although it cannot listen');

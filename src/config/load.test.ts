@@ -93,7 +93,10 @@ describe('config from flags', () => {
   });
 
   test('the same chain twice in the flags is refused', () => {
-    rejects(() => loadConfig({ rpc: ['eth=http://a', 'eth=http://b'] }, {}), /^--rpc: chain "eth" is given twice$/);
+    rejects(
+      () => loadConfig({ rpc: ['eth=http://a', 'eth=http://b'] }, {}),
+      /^--rpc: chain "eth" is given twice$/,
+    );
   });
 });
 
@@ -168,7 +171,10 @@ describe('config from the environment', () => {
   });
 
   test('an error in a variable names the variable, not the flag', () => {
-    rejects(() => loadConfig({}, { [ENV.port]: 'abc' }), /^TOKENQUERY_PORT must be a whole number, got "abc"$/);
+    rejects(
+      () => loadConfig({}, { [ENV.port]: 'abc' }),
+      /^TOKENQUERY_PORT must be a whole number, got "abc"$/,
+    );
     rejects(() => loadConfig({}, { [ENV.rpc]: 'foo=http://x' }), /^TOKENQUERY_RPC: unknown chain "foo"/);
     rejects(
       () => loadConfig({}, { [ENV.rpc]: 'eth=http://x', [ENV.fromBlock]: 'eth=-1' }),
@@ -184,17 +190,26 @@ describe('config from the environment', () => {
 
 describe('config errors', () => {
   test('an unknown chain lists the known ones', () => {
-    rejects(() => loadConfig({ rpc: ['foo=http://x'] }, {}), /^--rpc: unknown chain "foo" \(known: eth, bsc, kcs, movr, neo\)$/);
+    rejects(
+      () => loadConfig({ rpc: ['foo=http://x'] }, {}),
+      /^--rpc: unknown chain "foo" \(known: eth, bsc, kcs, movr, neo\)$/,
+    );
   });
 
   test('a pair without "=" or without a chain is refused', () => {
     rejects(() => loadConfig({ rpc: ['eth'] }, {}), /^--rpc: expected <chain>=<value>, got "eth"$/);
     rejects(() => loadConfig({ rpc: ['=http://x'] }, {}), /^--rpc: expected <chain>=<value>/);
-    rejects(() => loadConfig({ rpc: ['eth=http://x'], fromBlock: ['eth:5'] }, {}), /^--from-block: expected <chain>=<value>/);
+    rejects(
+      () => loadConfig({ rpc: ['eth=http://x'], fromBlock: ['eth:5'] }, {}),
+      /^--from-block: expected <chain>=<value>/,
+    );
   });
 
   test('a bare URL given as a pair is echoed without its credentials', () => {
-    const error = rejects(() => loadConfig({ rpc: ['https://user:secret@node.example/v3/key'] }, {}), /^--rpc: expected/);
+    const error = rejects(
+      () => loadConfig({ rpc: ['https://user:secret@node.example/v3/key'] }, {}),
+      /^--rpc: expected/,
+    );
     assert.ok(!error.shortMessage.includes('secret'), error.shortMessage);
     assert.ok(!error.message.includes('secret'), error.message);
   });
@@ -213,12 +228,21 @@ describe('config errors', () => {
     rejects(() => loadConfig({ port: '-1' }, {}), /^--port must be a whole number/);
     rejects(() => loadConfig({ port: '80.5' }, {}), /^--port must be a whole number/);
     rejects(() => loadConfig({ pollInterval: '10' }, {}), /^--poll-interval must be between 50 and 3600000/);
-    rejects(() => loadConfig({ rpc: ['eth=http://x'], fromBlock: ['eth=1e6'] }, {}), /^--from-block eth must be a whole number/);
-    rejects(() => loadConfig({ rpc: ['eth=http://x'], finality: ['eth=100001'] }, {}), /^--finality eth must be between/);
+    rejects(
+      () => loadConfig({ rpc: ['eth=http://x'], fromBlock: ['eth=1e6'] }, {}),
+      /^--from-block eth must be a whole number/,
+    );
+    rejects(
+      () => loadConfig({ rpc: ['eth=http://x'], finality: ['eth=100001'] }, {}),
+      /^--finality eth must be between/,
+    );
   });
 
   test('only http and https RPC URLs are accepted', () => {
-    rejects(() => loadConfig({ rpc: ['eth=ws://127.0.0.1:8546'] }, {}), /^--rpc eth: only http:\/\/ and https:\/\//);
+    rejects(
+      () => loadConfig({ rpc: ['eth=ws://127.0.0.1:8546'] }, {}),
+      /^--rpc eth: only http:\/\/ and https:\/\//,
+    );
     rejects(() => loadConfig({ rpc: ['eth=ftp://x'] }, {}), /^--rpc eth: only http/);
     rejects(() => loadConfig({ rpc: ['eth=127.0.0.1:8545'] }, {}), /^--rpc eth: /);
     rejects(() => loadConfig({ rpc: ['eth=not a url'] }, {}), /^--rpc eth: not a URL$/);
@@ -226,7 +250,10 @@ describe('config errors', () => {
   });
 
   test('an unknown log level is refused', () => {
-    rejects(() => loadConfig({ logLevel: 'verbose' }, {}), /^--log-level must be one of fatal, error, warn, info, debug, trace, silent/);
+    rejects(
+      () => loadConfig({ logLevel: 'verbose' }, {}),
+      /^--log-level must be one of fatal, error, warn, info, debug, trace, silent/,
+    );
   });
 
   test('an empty --db or --host is refused', () => {

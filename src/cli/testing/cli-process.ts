@@ -59,7 +59,11 @@ export interface CliProcess {
   stdout(): string;
   stderr(): string;
   /** Resolves with the output so far once `predicate(stdout, stderr)` holds; rejects on exit or timeout. */
-  waitFor(predicate: (stdout: string, stderr: string) => boolean, timeoutMs: number, what?: string): Promise<void>;
+  waitFor(
+    predicate: (stdout: string, stderr: string) => boolean,
+    timeoutMs: number,
+    what?: string,
+  ): Promise<void>;
   /** Resolves when the process has exited. */
   readonly exited: Promise<CliResult>;
   /** Sends `signal` and waits for the exit; SIGKILL after `graceMs`. Safe to call after exit. */
@@ -108,7 +112,8 @@ export function spawnCli(args: readonly string[], options: CliOptions = {}): Cli
       return new Promise<void>((resolve, reject) => {
         const check = () => {
           if (predicate(stdout, stderr)) finish();
-          else if (done) finish(new Error(`the CLI exited before ${what}:\nstdout: ${stdout}\nstderr: ${stderr}`));
+          else if (done)
+            finish(new Error(`the CLI exited before ${what}:\nstdout: ${stdout}\nstderr: ${stderr}`));
         };
         const timer = setTimeout(
           () => finish(new Error(`no ${what} within ${timeoutMs} ms:\nstdout: ${stdout}\nstderr: ${stderr}`)),
@@ -137,7 +142,10 @@ export function spawnCli(args: readonly string[], options: CliOptions = {}): Cli
 }
 
 /** Runs the CLI to completion (killed after `timeoutMs`). */
-export async function runCli(args: readonly string[], options: CliOptions & { timeoutMs?: number } = {}): Promise<CliResult> {
+export async function runCli(
+  args: readonly string[],
+  options: CliOptions & { timeoutMs?: number } = {},
+): Promise<CliResult> {
   const cli = spawnCli(args, options);
   const timer = setTimeout(() => cli.child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
   const result = await cli.exited;
@@ -164,7 +172,11 @@ export const lines = (text: string): string[] => text.split('\n').filter((line) 
  * The shape every user error must have: exit code 2, nothing on stdout, exactly one line on
  * stderr starting with `tokenquery: `, no stack frame, and none of `secrets` anywhere.
  */
-export function assertOneLineError(result: CliResult, pattern: RegExp, secrets: readonly string[] = []): void {
+export function assertOneLineError(
+  result: CliResult,
+  pattern: RegExp,
+  secrets: readonly string[] = [],
+): void {
   const context = `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
   assert.equal(result.code, 2, context);
   assert.equal(result.stdout, '', context);
@@ -173,7 +185,8 @@ export function assertOneLineError(result: CliResult, pattern: RegExp, secrets: 
   assert.ok(result.stderr.endsWith('\n'), context);
   assert.doesNotMatch(result.stderr, /^\s+at /m, context);
   assert.match(result.stderr.slice(0, -1), pattern, context);
-  for (const secret of secrets) assert.ok(!`${result.stdout}${result.stderr}`.includes(secret), `a secret leaked: ${context}`);
+  for (const secret of secrets)
+    assert.ok(!`${result.stdout}${result.stderr}`.includes(secret), `a secret leaked: ${context}`);
 }
 
 /** The JSON log lines (pino) of a stderr text; other lines are ignored. */
@@ -229,7 +242,9 @@ export async function eventually<T>(
 }
 
 /** GET a path and parse the JSON body. */
-export async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown>; text: string }> {
+export async function getJson(
+  url: string,
+): Promise<{ status: number; body: Record<string, unknown>; text: string }> {
   const res = await fetch(url);
   const text = await res.text();
   let body: Record<string, unknown> = {};
