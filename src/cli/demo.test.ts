@@ -9,6 +9,7 @@ import { after, describe, test } from 'node:test';
 import {
   type CliProcess,
   eventually,
+  freePort,
   getJson,
   lines,
   removeTempDirs,
@@ -52,8 +53,18 @@ function alive(pid: number): boolean {
 
 describe('demo', { skip: !existsSync('/proc/self/stat') && 'needs /proc to find the anvil child' }, () => {
   test('prints a banner whose curl lines answer, and SIGINT stops it and its anvil', async () => {
-    const db = join(tempDir(), 'demo.sqlite');
-    demo = spawnCli(['demo', '--port', '0', '--db', db]);
+    const dir = tempDir();
+    const db = join(dir, 'demo.sqlite');
+    const port = await freePort();
+    demo = spawnCli(['demo', '--db', db], {
+      // The port comes from the environment; variables meant for a real deployment must not reach the demo.
+      env: {
+        TOKENQUERY_PORT: String(port),
+        TOKENQUERY_RPC: 'eth=http://127.0.0.1:1',
+        TOKENQUERY_FROM_BLOCK: 'eth=99999999',
+        TOKENQUERY_DB: join(dir, 'production.sqlite'),
+      },
+    });
     await demo.waitFor((out) => /shown once\):\n\S+\n/.test(out), 30_000, 'the banner with the key');
 
     const out = lines(demo.stdout());
@@ -67,6 +78,10 @@ describe('demo', { skip: !existsSync('/proc/self/stat') && 'needs /proc to find 
       assert.ok(url.endsWith(`apikey=${key}`), url);
     assert.ok(curls.some((u) => u.endsWith('/status')));
     assert.ok(demo.stdout().includes(db), 'the banner names the store');
+    assert.ok(
+      curls.every((u) => u.startsWith(`http://127.0.0.1:${port}/`)),
+      demo.stdout(),
+    );
 
     const tokenInfo = curls.find((u) => /\/vipapi\/eth\/token\/0x[0-9a-f]{40}\?/.test(u))!;
     assert.ok(tokenInfo, demo.stdout());
@@ -93,5 +108,6 @@ describe('demo', { skip: !existsSync('/proc/self/stat') && 'needs /proc to find 
       3000,
       'the anvil process ending',
     );
+    assert.ok(!existsSync(join(dir, 'production.sqlite')), 'the demo wrote to TOKENQUERY_DB');
   });
 });

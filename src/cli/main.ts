@@ -7,7 +7,7 @@ import { keysCreate, keysList, keysRevoke } from './keys.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** The options shared by start, serve, index and demo. */
+/** The options shared by start, serve and index (demo has its own few). */
 function withNodeOptions(command: Command): Command {
   return command
     .addOption(

@@ -23,7 +23,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
     if (chain.name === 'neo') {
       throw new UserError('indexing the neo chain is not available yet');
     }
-    const rpc = createRpcClient({ url: chain.rpcUrl, logger: options.logger });
+    const rpc = createRpcClient({ url: chain.rpcUrl, logger: options.logger, signal: options.signal });
     const source = createEvmSource({ rpc, logger: options.logger });
     const indexer = createEvmIndexer({
       chain,

@@ -28,4 +28,6 @@ try {
 } finally {
   await store.close();
   logger.flush();
+  // The message port keeps the thread alive; closing it lets the worker exit.
+  parentPort?.close();
 }

@@ -1,4 +1,5 @@
 import { UserError } from '../../internal/errors.js';
+import { sleep } from '../../internal/async.js';
 import type { Logger } from '../../internal/logger.js';
 import { RangeTooLargeError, RpcResponseError, RpcTransportError } from './errors.js';
 
@@ -21,6 +22,8 @@ export interface RpcClientOptions {
   retryMaxMs?: number;
   /** HTTP requests in flight at once for one split batch. Default 4. */
   batchConcurrency?: number;
+  /** Aborting it ends retries and in-flight requests at once (shutdown must not wait out a dead node). */
+  signal?: AbortSignal;
 }
 
 export interface RpcBatchCall {
@@ -213,7 +216,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         return await attemptOnce();
       } catch (error) {
         if (!(error instanceof TransientFault)) throw error;
-        if (attempt >= maxRetries) {
+        if (attempt >= maxRetries || options.signal?.aborted) {
           throw new RpcTransportError(`${label} failed after ${attempt + 1} attempts: ${error.message}`, {
             retryable: true,
             status: error.status,
@@ -232,7 +235,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         };
         if (attempt >= 2) logger.warn(log, 'rpc call failing, retrying');
         else logger.debug(log, 'rpc call failed, retrying');
-        await sleep(delay);
+        await sleep(delay, options.signal);
       }
     }
   }
@@ -246,7 +249,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
         method: 'POST',
         headers,
         body,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: options.signal
+          ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
+          : AbortSignal.timeout(timeoutMs),
       });
       text = await response.text();
     } catch (error) {
@@ -440,6 +445,4 @@ function parseErrorObject(value: unknown): RpcErrorObject | undefined {
   return value.data === undefined ? { code, message } : { code, message, data: value.data };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+
