@@ -1,5 +1,5 @@
-import { UserError } from '../../internal/errors.js';
 import { sleep } from '../../internal/async.js';
+import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { RangeTooLargeError, RpcResponseError, RpcTransportError } from './errors.js';
 
@@ -444,5 +444,3 @@ function parseErrorObject(value: unknown): RpcErrorObject | undefined {
   if (code === undefined || message === undefined) return undefined;
   return value.data === undefined ? { code, message } : { code, message, data: value.data };
 }
-
-
