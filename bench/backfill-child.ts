@@ -1,0 +1,147 @@
+// One backfill measurement in a process of its own (forked by backfill.ts): either the bare
+// `eth_getLogs` baseline or the real indexer into a fresh SQLite store.
+import { statSync } from 'node:fs';
+import { createRpcClient } from '../src/chains/evm/rpc-client.js';
+import { createEvmSource } from '../src/chains/evm/source.js';
+import { createEvmIndexer } from '../src/indexer/evm-indexer.js';
+import { silentLogger } from '../src/internal/logger.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { IndexBatch, Store } from '../src/store/types.js';
+import { childInput, childMain, rssSampler } from './common.js';
+
+export interface BackfillChildInput {
+  mode: 'baseline' | 'indexer';
+  url: string;
+  /** Blocks 0..head are fetched / indexed. */
+  head: number;
+  /** Blocks per `eth_getLogs` (baseline: fixed; indexer: its planner's first span). */
+  chunk: number;
+  /** Requests in flight. */
+  concurrency: number;
+  /** Indexer only: the SQLite file to create. */
+  dbPath?: string;
+}
+
+export interface BackfillChildResult {
+  mode: 'baseline' | 'indexer';
+  /** Logs fetched (baseline) or transfers stored (indexer). */
+  items: number;
+  seconds: number;
+  peakRssBytes: number;
+  /** Indexer only: SQLite file size (main file plus WAL) after closing the store. */
+  dbBytes?: number;
+  /** Indexer only: `eth_getLogs` requests the indexer made. */
+  requests?: number;
+}
+
+const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/**
+ * The floor any indexer stands on: the same `eth_getLogs` calls from the same node with plain `fetch`
+ * and `JSON.parse`, `concurrency` requests in flight, and nothing done with the logs but counting them.
+ */
+async function baseline(input: BackfillChildInput): Promise<BackfillChildResult> {
+  const rss = rssSampler();
+  let next = 0;
+  let items = 0;
+  let id = 1;
+  const worker = async (): Promise<void> => {
+    while (next <= input.head) {
+      const from = next;
+      const to = Math.min(input.head, from + input.chunk - 1);
+      next = to + 1;
+      const response = await fetch(input.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: id++,
+          method: 'eth_getLogs',
+          params: [
+            {
+              fromBlock: `0x${from.toString(16)}`,
+              toBlock: `0x${to.toString(16)}`,
+              topics: [TRANSFER_TOPIC],
+            },
+          ],
+        }),
+      });
+      const answer = JSON.parse(await response.text()) as { result?: unknown[]; error?: { message: string } };
+      if (!Array.isArray(answer.result)) throw new Error(`eth_getLogs failed: ${answer.error?.message}`);
+      items += answer.result.length;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: input.concurrency }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  return { mode: 'baseline', items, seconds, peakRssBytes: rss.stop() };
+}
+
+/** The indexer exactly as `runIndexers` builds it, timed from `run()` to the commit of the head block. */
+async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> {
+  if (!input.dbPath) throw new Error('indexer mode needs dbPath');
+  const logger = silentLogger();
+  const store = await openSqliteStore({ path: input.dbPath, logger });
+  const controller = new AbortController();
+  let finishedAt = 0;
+  let requests = 0;
+  // Observe the indexer's commits without changing them: the run ends with the batch that reaches the head.
+  const watched: Store = Object.create(store) as Store;
+  watched.applyBatch = async (batch: IndexBatch) => {
+    await store.applyBatch(batch);
+    if (batch.toBlock >= input.head && finishedAt === 0) {
+      finishedAt = performance.now();
+      controller.abort();
+    }
+  };
+  const rpc = createRpcClient({ url: input.url, logger });
+  const counted = {
+    request<T>(method: string, params: unknown[]): Promise<T> {
+      if (method === 'eth_getLogs') requests++;
+      return rpc.request<T>(method, params);
+    },
+    batch: rpc.batch,
+  };
+  const source = createEvmSource({ rpc: counted, logger });
+  const run = createEvmIndexer({
+    chain: { name: 'eth', rpcUrl: input.url, fromBlock: 0, finalityDepth: 0, pollIntervalMs: 50 },
+    source,
+    store: watched,
+    logger,
+    signal: controller.signal,
+    concurrency: input.concurrency,
+    initialRange: input.chunk,
+    tty: false,
+  });
+  const rss = rssSampler();
+  const started = performance.now();
+  const timeout = setTimeout(() => controller.abort(), 240_000);
+  await run.run();
+  clearTimeout(timeout);
+  const peakRssBytes = rss.stop();
+  if (finishedAt === 0) {
+    const status = await store.getChainStatus('eth');
+    throw new Error(
+      `the indexer stopped before reaching block ${input.head}: ${status?.lastError ?? 'timeout'}`,
+    );
+  }
+  const page = await store.listTokens('eth', 0, 1000);
+  const items = page.tokens.reduce((sum, t) => sum + t.transferCount, 0);
+  await store.close();
+  let dbBytes = 0;
+  for (const suffix of ['', '-wal']) {
+    try {
+      dbBytes += statSync(input.dbPath + suffix).size;
+    } catch {
+      // no WAL left after a clean close
+    }
+  }
+  return { mode: 'indexer', items, seconds: (finishedAt - started) / 1000, peakRssBytes, dbBytes, requests };
+}
+
+// Exit when the parent disconnects, so that a CPU profile (--cpu-prof) is written on a normal exit
+// even if keep-alive sockets would hold the event loop open.
+process.on('disconnect', () => process.exit(0));
+
+const input = childInput<BackfillChildInput>();
+await childMain(() => (input.mode === 'baseline' ? baseline(input) : indexer(input)));

@@ -1,0 +1,211 @@
+// `npm run bench [-- backfill|api] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
+// Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
+// `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { type ApiReport, runApiBench } from './api.js';
+import { type BackfillReport, runBackfillBench } from './backfill.js';
+import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
+import { type BenchChain, prepareChain } from './chain.js';
+import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
+import type { ProfileEntry } from './profile.js';
+
+const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
+/** 5 blocks of 1,000 transfers: 5,000 logs per request, the indexer's range planner's target. */
+const CHUNK = 5;
+/** The indexer's default number of `eth_getLogs` requests in flight. */
+const CONCURRENCY = 4;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    reps: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '2' },
+    connections: { type: 'string', default: '64' },
+    profile: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
+const which = positionals[0] ?? 'all';
+if (!['all', 'backfill', 'api'].includes(which)) {
+  console.error(`unknown benchmark "${which}": use backfill, api, or nothing for both`);
+  process.exit(2);
+}
+const log = (line: string): void => console.error(`[bench] ${line}`);
+
+const facts = machineFacts();
+const workDir = mkdtempSync(join(tmpdir(), 'tokenquery-bench-'));
+let chain: BenchChain | undefined;
+const cleanUp = async (): Promise<void> => {
+  await chain?.anvil.stop();
+  rmSync(workDir, { recursive: true, force: true });
+};
+process.once('SIGINT', () => {
+  void cleanUp().finally(() => process.exit(130));
+});
+
+const sections: Record<string, string> = {};
+try {
+  log(`${facts.cpu}, ${facts.cores} cores, Node ${facts.node}, ${facts.anvil}`);
+  chain = await prepareChain(CHAIN);
+  log(
+    `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,
+  );
+
+  let dbPath: string;
+  if (which !== 'api') {
+    const report = await runBackfillBench(
+      chain,
+      { reps: Number(values.reps), chunk: CHUNK, concurrency: CONCURRENCY, profile: values.profile, workDir },
+      log,
+    );
+    sections.backfill = renderBackfill(report, chain, facts);
+    dbPath = report.dbPath;
+  } else {
+    // The API benchmark alone still serves a store the indexer filled from this chain.
+    dbPath = join(workDir, 'api.sqlite');
+    await runChild<BackfillChildResult>('./backfill-child.js', {
+      mode: 'indexer',
+      url: chain.anvil.url,
+      head: chain.head,
+      chunk: CHUNK,
+      concurrency: CONCURRENCY,
+      dbPath,
+    } satisfies BackfillChildInput);
+  }
+  // Anvil is not needed any more; stopping it leaves the cores to the API benchmark.
+  await chain.anvil.stop();
+
+  if (which !== 'backfill') {
+    const report = await runApiBench(
+      {
+        dbPath,
+        token: chain.sprayed.address,
+        connections: Number(values.connections),
+        durationSeconds: Number(values.duration),
+        warmupSeconds: Number(values.warmup),
+        pages: 50,
+        pageSize: 50,
+        profile: values.profile,
+      },
+      log,
+    );
+    sections.api = renderApi(report, facts);
+  }
+} finally {
+  await cleanUp();
+}
+
+for (const text of Object.values(sections)) console.log(`${text}\n`);
+if (!values['no-write']) {
+  const docPath = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
+  writeSections(docPath, sections);
+  log(`results written to ${docPath}`);
+}
+
+function machineLine(f: MachineFacts): string {
+  return `Measured ${f.date} on ${f.cpu}, ${f.cores} cores, ${f.memoryGiB} GiB RAM, Node ${f.node}, ${f.anvil}; load average ${f.load.toFixed(1)} at the start (shared machine).`;
+}
+
+function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts): string {
+  const n = r.reps[0]!.indexer.items;
+  const lines = [
+    machineLine(f),
+    '',
+    `Chain: ${int(n)} Transfer logs (${int(c.options.transfers)} sprayed among ${int(c.options.holders)} holders, ` +
+      `${int(c.options.perBlock)} per block, plus the 4 demo tokens' mints), blocks 0–${c.head}. ` +
+      `Both sides: ${r.options.chunk}-block \`eth_getLogs\` ranges (${int(c.options.perBlock * r.options.chunk)} logs), ` +
+      `${r.options.concurrency} requests in flight. Median of ${r.reps.length} repetitions; each repetition runs ` +
+      'the baseline, then the indexer, each in a fresh process.',
+    '',
+    '| | baseline: bare `eth_getLogs` | tokenquery indexer | ratio tokenquery / baseline |',
+    '|---|---|---|---|',
+    `| throughput (median) | ${int(r.baselineLogsPerSecond)} logs/s | ${int(r.indexerTransfersPerSecond)} transfers/s | **${fixed(r.ratio)}** (target ≥ 0.5) |`,
+    ...r.reps.map(
+      (rep, i) =>
+        `| repetition ${i + 1} | ${int(rep.baseline.items)} logs in ${fixed(rep.baseline.seconds)} s | ` +
+        `${int(rep.indexer.items)} transfers in ${fixed(rep.indexer.seconds)} s | ${fixed(rep.ratio)} |`,
+    ),
+    `| peak RSS (median) | ${mib(median(r.reps.map((x) => x.baseline.peakRssBytes)))} | ${mib(r.peakRssBytes)} | |`,
+    `| SQLite file | | ${fixed(r.dbBytesPerTransfer, 0)} bytes per transfer (${mib(r.dbBytesPerTransfer * n)}) | |`,
+  ];
+  if (r.profile) {
+    lines.push(
+      '',
+      'Indexer CPU profile (`node --cpu-prof`, one extra run):',
+      '',
+      ...profileTables(r.profile, 15),
+    );
+  }
+  return lines.join('\n');
+}
+
+function profileTables(profile: { self: ProfileEntry[]; total: ProfileEntry[] }, top = 12): string[] {
+  const row = (e: ProfileEntry) => `| \`${e.name}\` | ${pct(e.selfShare)} | ${pct(e.totalShare)} |`;
+  return [
+    '| top functions by self time | self | inclusive |',
+    '|---|---|---|',
+    ...profile.self.slice(0, top).map(row),
+    '',
+    '| top functions by inclusive time | self | inclusive |',
+    '|---|---|---|',
+    ...profile.total.slice(0, top).map(row),
+  ];
+}
+
+function renderApi(r: ApiReport, f: MachineFacts): string {
+  const o = r.options;
+  const profiles = r.cases.flatMap((c) =>
+    c.profile
+      ? [
+          '',
+          `tokenquery server CPU profile (\`node --cpu-prof\`, separate run), ${c.name}:`,
+          '',
+          ...profileTables(c.profile),
+        ]
+      : [],
+  );
+  return [
+    machineLine(f),
+    '',
+    `autocannon: ${o.connections} connections, ${o.warmupSeconds} s warm-up then ${o.durationSeconds} s measured per ` +
+      'row and server. Servers in child processes; autocannon in the parent; all share the same cores.',
+    '',
+    '| operation | body | tokenquery req/s | tokenquery p50 / p99 | baseline req/s | baseline p50 / p99 | ratio req/s |',
+    '|---|---|---|---|---|---|---|',
+    ...r.cases.map(
+      (c) =>
+        `| ${c.name} | ${int(c.bodyBytes)} B | ${int(c.tokenquery.requestsPerSecond)} | ` +
+        `${c.tokenquery.p50Ms} / ${c.tokenquery.p99Ms} ms | ${int(c.baseline.requestsPerSecond)} | ` +
+        `${c.baseline.p50Ms} / ${c.baseline.p99Ms} ms | **${fixed(c.ratio)}** |`,
+    ),
+    '',
+    `Errors: ${r.cases.map((c) => `${c.name}: ${c.tokenquery.errors + c.tokenquery.non2xx} (tokenquery), ${c.baseline.errors + c.baseline.non2xx} (baseline)`).join('; ')}.`,
+    ...profiles,
+  ].join('\n');
+}
+
+function pct(share: number): string {
+  return `${(share * 100).toFixed(1)}%`;
+}
+
+/** Replaces each section between its markers, or appends it when the markers are missing. */
+function writeSections(path: string, parts: Record<string, string>): void {
+  let doc = existsSync(path) ? readFileSync(path, 'utf8') : '# Benchmarks\n';
+  for (const [name, text] of Object.entries(parts)) {
+    const begin = `<!-- bench:${name}:begin -->`;
+    const end = `<!-- bench:${name}:end -->`;
+    const block = `${begin}\n${text}\n${end}`;
+    const from = doc.indexOf(begin);
+    const to = doc.indexOf(end);
+    doc =
+      from !== -1 && to > from
+        ? doc.slice(0, from) + block + doc.slice(to + end.length)
+        : `${doc.trimEnd()}\n\n${block}\n`;
+  }
+  writeFileSync(path, doc);
+}
