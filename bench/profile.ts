@@ -63,8 +63,9 @@ export function summarizeProfiles(dir: string, top = 15): { self: ProfileEntry[]
       }));
   return {
     self: rank(selfTime, null),
-    // The roots every sample shares say nothing; leave them out of the inclusive list.
-    total: rank(totalTime, /^\((root|program|idle|garbage collector)\)|^processTicksAndRejections/),
+    // Inclusive time of the project's own code only: the framework plumbing every request passes
+    // through (fastify hooks, microtask queue) says nothing.
+    total: rank(totalTime, /^(?!.*\((dist\/)?(src|bench)\/)/),
   };
 }
 

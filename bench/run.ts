@@ -151,7 +151,7 @@ function profileTables(profile: { self: ProfileEntry[]; total: ProfileEntry[] },
     '|---|---|---|',
     ...profile.self.slice(0, top).map(row),
     '',
-    '| top functions by inclusive time | self | inclusive |',
+    '| top project functions by inclusive time | self | inclusive |',
     '|---|---|---|',
     ...profile.total.slice(0, top).map(row),
   ];
