@@ -128,19 +128,25 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     await store.setChainStatus(name, { lastError: message });
   }
 
-  function metadataFor(address: string): Promise<TokenMetadata> {
-    let pending = metadataInFlight.get(address);
-    if (!pending) {
-      pending = source.readTokenMetadata([address]).then((list) => {
-        const metadata = list[0];
-        if (!metadata) throw new TokenqueryError(`no metadata answer for ${address}`);
-        return metadata;
+  /**
+   * Metadata of `addresses`, each read at most once at a time: addresses not already in flight
+   * are read together in one JSON-RPC batch; a failed read is forgotten so the next attempt retries it.
+   */
+  function metadataOf(addresses: string[]): Promise<TokenMetadata[]> {
+    const fresh = addresses.filter((a) => !metadataInFlight.has(a));
+    if (fresh.length > 0) {
+      const all = source.readTokenMetadata(fresh);
+      fresh.forEach((address, i) => {
+        const one = all.then((list) => {
+          const metadata = list[i];
+          if (!metadata) throw new TokenqueryError(`no metadata answer for ${address}`);
+          return metadata;
+        });
+        one.catch(() => metadataInFlight.delete(address));
+        metadataInFlight.set(address, one);
       });
-      // A failed read must be retried by the next attempt, not cached.
-      pending.catch(() => metadataInFlight.delete(address));
-      metadataInFlight.set(address, pending);
     }
-    return pending;
+    return Promise.all(addresses.map((a) => metadataInFlight.get(a)!));
   }
 
   /** Metadata of the tokens in `transfers` that the store does not know yet. */
@@ -153,22 +159,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       if (await store.getToken(name, t.token)) knownTokens.add(t.token);
       else unknown.push(t.token);
     }
-    if (unknown.length === 0) return [];
-    // Batch the first read of many new tokens into few JSON-RPC batches.
-    const fresh = unknown.filter((a) => !metadataInFlight.has(a));
-    if (fresh.length > 1) {
-      const all = source.readTokenMetadata(fresh);
-      fresh.forEach((address, i) => {
-        const one = all.then((list) => {
-          const metadata = list[i];
-          if (!metadata) throw new TokenqueryError(`no metadata answer for ${address}`);
-          return metadata;
-        });
-        one.catch(() => metadataInFlight.delete(address));
-        metadataInFlight.set(address, one);
-      });
-    }
-    return Promise.all(unknown.map(metadataFor));
+    return unknown.length === 0 ? [] : metadataOf(unknown);
   }
 
   function decode(logs: EvmLog[], times: Map<number, number>): TransferRecord[] {
