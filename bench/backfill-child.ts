@@ -5,7 +5,7 @@ import { createRpcClient } from '../src/chains/evm/rpc-client.js';
 import { createEvmSource } from '../src/chains/evm/source.js';
 import { createEvmIndexer } from '../src/indexer/evm-indexer.js';
 import { silentLogger } from '../src/internal/logger.js';
-import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { openStore } from '../src/store/open.js';
 import type { IndexBatch, Store } from '../src/store/types.js';
 import { childInput, childMain, rssSampler } from './common.js';
 
@@ -28,6 +28,8 @@ export interface BackfillChildResult {
   items: number;
   seconds: number;
   peakRssBytes: number;
+  /** CPU time of this process (all its threads) over the timed part, user + system. */
+  cpuSeconds: number;
   /** Indexer only: SQLite file size (main file plus WAL) after closing the store. */
   dbBytes?: number;
   /** Indexer only: `eth_getLogs` requests the indexer made. */
@@ -72,16 +74,18 @@ async function baseline(input: BackfillChildInput): Promise<BackfillChildResult>
     }
   };
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   await Promise.all(Array.from({ length: input.concurrency }, worker));
   const seconds = (performance.now() - started) / 1000;
-  return { mode: 'baseline', items, seconds, peakRssBytes: rss.stop() };
+  return { mode: 'baseline', items, seconds, peakRssBytes: rss.stop(), cpuSeconds: cpuSince(cpuStart) };
 }
 
 /** The indexer exactly as `runIndexers` builds it, timed from `run()` to the commit of the head block. */
 async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> {
   if (!input.dbPath) throw new Error('indexer mode needs dbPath');
   const logger = silentLogger();
-  const store = await openSqliteStore({ path: input.dbPath, logger });
+  // As `tokenquery index` opens it: writes on a thread of their own.
+  const store = await openStore({ location: input.dbPath, logger, writerThread: true });
   const controller = new AbortController();
   let finishedAt = 0;
   let requests = 0;
@@ -115,10 +119,12 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
   });
   const rss = rssSampler();
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   const timeout = setTimeout(() => controller.abort(), 240_000);
   await run.run();
   clearTimeout(timeout);
   const peakRssBytes = rss.stop();
+  const cpuSeconds = cpuSince(cpuStart);
   if (finishedAt === 0) {
     const status = await store.getChainStatus('eth');
     throw new Error(
@@ -136,7 +142,15 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
       // no WAL left after a clean close
     }
   }
-  return { mode: 'indexer', items, seconds: (finishedAt - started) / 1000, peakRssBytes, dbBytes, requests };
+  return {
+    mode: 'indexer',
+    items,
+    seconds: (finishedAt - started) / 1000,
+    peakRssBytes,
+    cpuSeconds,
+    dbBytes,
+    requests,
+  };
 }
 
 // Exit when the parent disconnects, so that a CPU profile (--cpu-prof) is written on a normal exit
@@ -145,3 +159,8 @@ process.on('disconnect', () => process.exit(0));
 
 const input = childInput<BackfillChildInput>();
 await childMain(() => (input.mode === 'baseline' ? baseline(input) : indexer(input)));
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1e6;
+}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import type { BenchChain } from './chain.js';
 import { median, runChild } from './common.js';
-import { type ProfileEntry, summarizeProfiles } from './profile.js';
+import { isMainThreadProfile, type ProfileSummary, summarizeProfiles } from './profile.js';
 
 export interface BackfillBenchOptions {
   /** Repetitions; each is one baseline run and one indexer run, back to back. */
@@ -36,7 +36,8 @@ export interface BackfillReport {
   dbBytesPerTransfer: number;
   /** SQLite file of the last indexer run, filled with the whole chain. */
   dbPath: string;
-  profile?: { self: ProfileEntry[]; total: ProfileEntry[] };
+  /** The indexer's thread, and the store's writer thread. */
+  profile?: { indexer: ProfileSummary; writer: ProfileSummary };
   options: Omit<BackfillBenchOptions, 'workDir'>;
 }
 
@@ -80,7 +81,9 @@ export async function runBackfillBench(
     reps.push(rep);
     log(
       `backfill rep ${i + 1}/${options.reps}: baseline ${Math.round(baseline.items / baseline.seconds)} logs/s, ` +
-        `indexer ${Math.round(indexer.items / indexer.seconds)} transfers/s, ratio ${rep.ratio.toFixed(2)}`,
+        `indexer ${Math.round(indexer.items / indexer.seconds)} transfers/s, ratio ${rep.ratio.toFixed(2)}; ` +
+        `CPU µs per log/transfer: baseline ${((baseline.cpuSeconds * 1e6) / baseline.items).toFixed(2)}, ` +
+        `indexer ${((indexer.cpuSeconds * 1e6) / indexer.items).toFixed(2)}`,
     );
   }
 
@@ -94,7 +97,10 @@ export async function runBackfillBench(
         { ...base, mode: 'indexer', dbPath: profileDb } satisfies BackfillChildInput,
         ['--cpu-prof', '--cpu-prof-dir', profileDir],
       );
-      profile = summarizeProfiles(profileDir);
+      profile = {
+        indexer: summarizeProfiles(profileDir, 15, isMainThreadProfile),
+        writer: summarizeProfiles(profileDir, 15, (file) => !isMainThreadProfile(file)),
+      };
     } finally {
       rmSync(profileDir, { recursive: true, force: true });
       rmSqlite(profileDb);

@@ -21,12 +21,32 @@ export interface ProfileEntry {
   totalShare: number;
 }
 
-/** Top functions by self time, and by inclusive time, of the `.cpuprofile` files in `dir`. */
-export function summarizeProfiles(dir: string, top = 15): { self: ProfileEntry[]; total: ProfileEntry[] } {
+export interface ProfileSummary {
+  self: ProfileEntry[];
+  total: ProfileEntry[];
+}
+
+/**
+ * `node --cpu-prof` writes one file per thread, named `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`;
+ * thread 0 is the main thread.
+ */
+export function isMainThreadProfile(file: string): boolean {
+  return /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(file);
+}
+
+/**
+ * Top functions by self time, and by inclusive time, of the `.cpuprofile` files in `dir`
+ * (those `include` accepts, by file name).
+ */
+export function summarizeProfiles(
+  dir: string,
+  top = 15,
+  include: (file: string) => boolean = () => true,
+): ProfileSummary {
   const selfTime = new Map<string, number>();
   const totalTime = new Map<string, number>();
   let all = 0;
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile') && include(f))) {
     const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
     const byId = new Map(profile.nodes.map((n) => [n.id, n]));
     const parent = new Map<number, number>();

@@ -11,7 +11,7 @@ import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
-import type { ProfileEntry } from './profile.js';
+import type { ProfileEntry, ProfileSummary } from './profile.js';
 
 const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
 /** 5 blocks of 1,000 transfers: 5,000 logs per request, the indexer's range planner's target. */
@@ -136,15 +136,19 @@ function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts): stri
   if (r.profile) {
     lines.push(
       '',
-      'Indexer CPU profile (`node --cpu-prof`, one extra run):',
+      'Indexer CPU profile (`node --cpu-prof`, one extra run), the indexer thread (fetching, decoding):',
       '',
-      ...profileTables(r.profile, 15),
+      ...profileTables(r.profile.indexer, 15),
+      '',
+      "The same run, the SQLite writer thread (`applyBatch`); shares are of that thread's samples:",
+      '',
+      ...profileTables(r.profile.writer, 10),
     );
   }
   return lines.join('\n');
 }
 
-function profileTables(profile: { self: ProfileEntry[]; total: ProfileEntry[] }, top = 12): string[] {
+function profileTables(profile: ProfileSummary, top = 12): string[] {
   const row = (e: ProfileEntry) => `| \`${e.name}\` | ${pct(e.selfShare)} | ${pct(e.totalShare)} |`;
   return [
     '| top functions by self time | self | inclusive |',

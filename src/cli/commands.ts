@@ -73,7 +73,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
 /** `tokenquery index`: only the indexers, in this process. */
 export async function indexCommand(config: Config, logger: Logger): Promise<void> {
   await checkNodes(config.chains, logger);
-  const store = await openStore({ location: config.db, logger });
+  const store = await openStore({ location: config.db, logger, writerThread: true });
   const controller = new AbortController();
   let finished: Promise<void> = Promise.resolve();
   onShutdown(logger, async () => {

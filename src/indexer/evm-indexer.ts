@@ -26,6 +26,11 @@ export interface EvmIndexerOptions {
   tty?: boolean;
   /** First span tried by `eth_getLogs` during backfill; it then adapts to the density. Default 100 blocks. */
   initialRange?: number;
+  /**
+   * Backfill stops fetching while this many decoded transfers wait for the store (bounds memory
+   * when the store is slower than the node). Default 50,000.
+   */
+  maxReadyTransfers?: number;
 }
 
 export interface EvmIndexer {
@@ -48,6 +53,24 @@ class InconsistentChainError extends TokenqueryError {
 }
 
 /**
+ * Consecutive fetched ranges as one: the transfers stay in chain order, each new token once.
+ */
+function mergeRanges(ranges: FetchedRange[]): FetchedRange {
+  const [first] = ranges;
+  if (first === undefined) throw new RangeError('nothing to merge');
+  if (ranges.length === 1) return first;
+  const tokens = new Map<string, TokenMetadata>();
+  for (const range of ranges) for (const token of range.tokens) tokens.set(token.address, token);
+  return {
+    from: first.from,
+    to: ranges[ranges.length - 1]!.to,
+    transfers: ranges.flatMap((range) => range.transfers),
+    tokens: [...tokens.values()],
+    logCount: ranges.reduce((sum, range) => sum + range.logCount, 0),
+  };
+}
+
+/**
  * The EVM indexer for one chain: backfill with pipelined, adaptive `eth_getLogs`, then follow the
  * head block by block inside the unfinalized window, detecting reorgs by parent hash and rolling
  * back exactly. Every batch commits together with its checkpoint, so a crash at any moment resumes
@@ -58,6 +81,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const name = chain.name;
   const logger = options.logger.child({ component: 'indexer', chain: name });
   const concurrency = options.concurrency ?? 4;
+  const maxReadyTransfers = options.maxReadyTransfers ?? 50_000;
   const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
   const followChunk = options.followChunk ?? 100;
   const planner = createRangePlanner({ initial: options.initialRange ?? 100 });
@@ -228,18 +252,49 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const inflight: { from: number; to: number; result: Promise<Settled<FetchedRange>> }[] = [];
     const launch = (from: number, to: number) => ({ from, to, result: settle(fetchRange(from, to)) });
     let cursor = next;
+    // Ranges fetched in order and waiting for the commit in flight. They are merged into one
+    // batch when it finishes: the slower the store, the bigger (and cheaper per transfer) the
+    // next batch. Fetching goes on meanwhile, until `maxReadyTransfers` are waiting.
+    let ready: FetchedRange[] = [];
+    let readyTransfers = 0;
+    let committing = null as Promise<Settled<void>> | null;
+    const startCommit = (): void => {
+      const batch = mergeRanges(ready);
+      ready = [];
+      readyTransfers = 0;
+      committing = settle(
+        commit(batch, { toBlockHash: null, blocks: [] }).then(() => {
+          transfersDone += batch.transfers.length;
+          progress?.update({ block: batch.to, transfers: transfersDone });
+        }),
+      );
+    };
 
     try {
-      while (next <= target && !signal.aborted) {
-        while (inflight.length < concurrency && cursor <= target) {
+      while (!signal.aborted) {
+        while (inflight.length < concurrency && cursor <= target && readyTransfers < maxReadyTransfers) {
           const to = Math.min(cursor + planner.size - 1, target);
           inflight.push(launch(cursor, to));
           cursor = to + 1;
         }
-        const head = inflight.shift();
-        if (!head) break;
+        if (committing === null && ready.length > 0) startCommit();
+        const head = inflight[0];
+        if (head === undefined && committing === null) break;
+        // Whichever settles first: the oldest fetch, or the commit in flight.
+        const waits: Promise<'fetch' | 'commit'>[] = [];
+        if (head !== undefined) waits.push(head.result.then(() => 'fetch' as const));
+        if (committing !== null) waits.push(committing.then(() => 'commit' as const));
+        const first = await Promise.race(waits);
+        if (signal.aborted) break;
+        if (first === 'commit' && committing !== null) {
+          const outcome: Settled<void> = await committing;
+          committing = null;
+          if (!outcome.ok) throw outcome.error;
+          continue;
+        }
+        if (head === undefined) continue;
+        inflight.shift();
         const outcome = await head.result;
-        if (signal.aborted) return;
         if (!outcome.ok) {
           if (outcome.error instanceof RangeTooLargeError) {
             const span = head.to - head.from + 1;
@@ -253,11 +308,17 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
         }
         const range = outcome.value;
         planner.observe(range.to - range.from + 1, range.logCount);
-        await commit(range, { toBlockHash: null, blocks: [] });
-        transfersDone += range.transfers.length;
-        progress?.update({ block: range.to, transfers: transfersDone });
+        ready.push(range);
+        readyTransfers += range.transfers.length;
       }
     } finally {
+      // Never leave a commit running behind the caller's back (a rollback or a new backfill
+      // must start from the checkpoint it writes).
+      if (committing !== null) {
+        const outcome: Settled<void> = await committing;
+        if (!outcome.ok && !signal.aborted)
+          logger.debug({ error: errorMessage(outcome.error) }, 'commit failed');
+      }
       progress?.finish();
     }
   }

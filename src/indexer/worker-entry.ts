@@ -19,7 +19,7 @@ parentPort?.on('message', (message: unknown) => {
   if (message === 'stop') controller.abort();
 });
 
-const store = await openStore({ location: config.db, logger });
+const store = await openStore({ location: config.db, logger, writerThread: true });
 try {
   await runIndexers({ chains: config.chains, store, logger, signal: controller.signal, tty });
   post({ type: 'stopped' });

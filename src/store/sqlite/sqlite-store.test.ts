@@ -12,6 +12,7 @@ import { runStoreContractSuite } from '../store.contract.js';
 import type { IndexBatch, Store } from '../types.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
+import { openSqliteStoreWithWriterThread } from './writer-thread.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenquery-sqlite-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -19,23 +20,28 @@ let counter = 0;
 /** A path in a directory that does not exist yet (the store must create it). */
 const freshPath = (): string => join(root, `case-${++counter}`, 'nested', 'store.sqlite');
 
-runStoreContractSuite('sqlite', async () => {
-  const path = freshPath();
-  const opened: Store[] = [];
-  const openOne = async (): Promise<Store> => {
-    const store = await openSqliteStore({ path, logger: silentLogger() });
-    opened.push(store);
-    return store;
-  };
-  return {
-    store: await openOne(),
-    reopen: openOne,
-    cleanup: async () => {
-      for (const store of opened) await store.close();
-      rmSync(join(path, '..', '..'), { recursive: true, force: true });
-    },
-  };
-});
+for (const [name, openSqlite] of [
+  ['sqlite', openSqliteStore],
+  ['sqlite with a writer thread', openSqliteStoreWithWriterThread],
+] as const) {
+  runStoreContractSuite(name, async () => {
+    const path = freshPath();
+    const opened: Store[] = [];
+    const openOne = async (): Promise<Store> => {
+      const store = await openSqlite({ path, logger: silentLogger() });
+      opened.push(store);
+      return store;
+    };
+    return {
+      store: await openOne(),
+      reopen: openOne,
+      cleanup: async () => {
+        for (const store of opened) await store.close();
+        rmSync(join(path, '..', '..'), { recursive: true, force: true });
+      },
+    };
+  });
+}
 
 const TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 const HOLDER = '0x1111111111111111111111111111111111111111';
@@ -161,6 +167,48 @@ describe('sqlite store', () => {
       await writer.close();
       await reader.close();
     }
+  });
+
+  test('balances stay exact when another connection writes between batches', async () => {
+    // The writer keeps the balances it wrote in memory; another connection's commit (here a
+    // rollback and a different history) must make it read them again.
+    const path = freshPath();
+    const first = await openSqliteStore({ path, logger: silentLogger() });
+    const second = await openSqliteStore({ path, logger: silentLogger() });
+    try {
+      await first.applyBatch(mintBatch(1, 1, 5n));
+      await first.applyBatch(mintBatch(2, 2, 5n));
+      await second.rollback('eth', 1, null);
+      await second.applyBatch(mintBatch(2, 2, 100n));
+      await first.applyBatch(mintBatch(3, 3, 1n));
+      assert.equal(await first.getBalance('eth', TOKEN, HOLDER), 106n);
+      assert.equal((await first.getToken('eth', TOKEN))?.holderCount, 1);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+
+  test('the writer thread reports store errors with their message', async () => {
+    const path = freshPath();
+    const store = await openSqliteStoreWithWriterThread({ path, logger: silentLogger() });
+    try {
+      await store.applyBatch(mintBatch(1, 1));
+      await assert.rejects(store.applyBatch(mintBatch(5, 5)), (error: unknown) => {
+        assert.ok(error instanceof TokenqueryError);
+        assert.match(error.shortMessage, /starts at block 5, but the checkpoint is block 1/);
+        return true;
+      });
+      // Writes queued before close() still land.
+      const pending = store.applyBatch(mintBatch(2, 2));
+      await store.close();
+      await pending;
+    } finally {
+      await store.close();
+    }
+    const reopened = await openSqliteStore({ path, logger: silentLogger() });
+    assert.equal((await reopened.getCheckpoint('eth'))?.block, 2);
+    await reopened.close();
   });
 
   test('a failing batch leaves nothing behind', async () => {

@@ -204,6 +204,9 @@ function multiRow(db: Database.Database, build: (rows: number) => string, width:
 
 const ROWS_PER_STATEMENT = 100;
 
+/** Bound of the indexer's balance cache: about 150 bytes each, so ~40 MiB at most. */
+const MAX_CACHED_BALANCES = 250_000;
+
 /** `sql` repeated `rows` times, comma-separated: the VALUES list or IN list of a multi-row statement. */
 function rowsOf(sql: string, rows: number): string {
   return Array(rows).fill(sql).join(', ');
@@ -383,46 +386,107 @@ function createSqliteStore(db: Database.Database): Store {
   };
 
   /**
-   * Applies net balance changes per token and returns each token's change in holder count.
+   * Balances this connection has read or written, per token id and holder: the indexer adds
+   * each batch's deltas to the balances it wrote itself a moment before, so most reads never
+   * reach SQLite. Values are exact (0n: no row). The cache is only trusted while this
+   * connection is the only writer: `PRAGMA data_version` changes when another connection
+   * commits, and the cache is then dropped. Rollbacks and failed transactions drop it too.
+   * Bounded: past {@link MAX_CACHED_BALANCES} entries it starts over (misses just read SQLite).
+   */
+  const balanceCache = new Map<number, Map<string, bigint>>();
+  let cachedBalances = 0;
+  let cacheDataVersion: number | null = null;
+  const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  const clearBalanceCache = (): void => {
+    balanceCache.clear();
+    cachedBalances = 0;
+    cacheDataVersion = null;
+  };
+  /** Must run inside the write transaction, before any balance is read. */
+  const validateBalanceCache = (): void => {
+    const version = dataVersion.get()!;
+    if (version !== cacheDataVersion) {
+      balanceCache.clear();
+      cachedBalances = 0;
+      cacheDataVersion = version;
+    }
+  };
+  /** Balances written by a transaction, put in the cache only once it has committed. */
+  type BalanceWrites = { id: number; holders: string[]; amounts: bigint[] }[];
+  const rememberBalances = (writes: BalanceWrites): void => {
+    for (const { id, holders, amounts } of writes) {
+      let perToken = balanceCache.get(id);
+      if (perToken === undefined) {
+        perToken = new Map();
+        balanceCache.set(id, perToken);
+      }
+      const before = perToken.size;
+      for (let i = 0; i < holders.length; i++) perToken.set(holders[i]!, amounts[i]!);
+      cachedBalances += perToken.size - before;
+    }
+    if (cachedBalances > MAX_CACHED_BALANCES) {
+      balanceCache.clear();
+      cachedBalances = 0;
+    }
+  };
+
+  /**
+   * Applies net balance changes per token and returns each token's change in holder count,
+   * and the balances written (for the cache, once committed).
    * Balances are exact BigInts and may be negative while history starts late; a zero balance
    * has no row, so `getBalance` answers 0n for it like for an address never seen.
    */
   function applyDeltas(
     changes: { id: number; deltas: Map<string, bigint> }[],
     encode: (address: string) => SqlValue = encodeHex,
-  ): number[] {
+  ): { holderChanges: number[]; writes: BalanceWrites } {
     const upserts: unknown[] = [];
+    const writes: BalanceWrites = [];
     const holderChanges = changes.map(({ id, deltas }) => {
+      const cached = balanceCache.get(id);
       const holders: string[] = [];
-      for (const [holder, delta] of deltas) if (delta !== 0n) holders.push(holder);
-      // Sorted keys walk the (token_id, holder) B-tree in order: fewer distinct pages per chunk.
-      holders.sort();
-      const keys = holders.map(encode);
-      const stored: (SqlValue | undefined)[] = new Array(keys.length);
-      for (let start = 0; start < keys.length; start += ROWS_PER_STATEMENT) {
-        const part = keys.slice(start, start + ROWS_PER_STATEMENT);
-        part.push(id);
-        for (const [position, amount] of bulk.readBalances.all(part.length - 1, part)) {
-          stored[start + (position as number)] = amount as SqlValue;
+      const before: bigint[] = [];
+      const misses: number[] = [];
+      for (const [holder, delta] of deltas) {
+        if (delta === 0n) continue;
+        const known = cached?.get(holder);
+        if (known === undefined) misses.push(holders.length);
+        holders.push(holder);
+        before.push(known ?? 0n);
+      }
+      // Misses are read in key order, which walks the (token_id, holder) B-tree in order.
+      misses.sort((a, b) => (holders[a]! < holders[b]! ? -1 : 1));
+      for (let start = 0; start < misses.length; start += ROWS_PER_STATEMENT) {
+        const part = misses.slice(start, start + ROWS_PER_STATEMENT);
+        const params: unknown[] = part.map((i) => encode(holders[i]!));
+        params.push(id);
+        for (const [position, amount] of bulk.readBalances.all(part.length, params)) {
+          const index = part[position as number]!;
+          before[index] = decodeAmount(amount as SqlValue);
         }
       }
+      const amounts: bigint[] = new Array(holders.length);
       let change = 0;
-      holders.forEach((holder, i) => {
-        const previous = stored[i];
-        const before = previous === undefined ? 0n : decodeAmount(previous);
-        const after = before + deltas.get(holder)!;
-        if (after !== 0n) upserts.push(id, keys[i], encodeAmount(after));
-        else if (previous !== undefined) sql.deleteBalance.run(id, keys[i]!);
-        if (!NON_HOLDERS.has(holder)) change += (after > 0n ? 1 : 0) - (before > 0n ? 1 : 0);
-      });
+      for (let i = 0; i < holders.length; i++) {
+        const holder = holders[i]!;
+        const old = before[i]!;
+        const after = old + deltas.get(holder)!;
+        amounts[i] = after;
+        // A zero balance has no row, so a row exists exactly when the old balance is non-zero.
+        if (after !== 0n) upserts.push(id, encode(holder), encodeAmount(after));
+        else if (old !== 0n) sql.deleteBalance.run(id, encode(holder));
+        if (!NON_HOLDERS.has(holder)) change += (after > 0n ? 1 : 0) - (old > 0n ? 1 : 0);
+      }
+      writes.push({ id, holders, amounts });
       return change;
     });
     bulk.upsertBalances.run(upserts);
-    return holderChanges;
+    return { holderChanges, writes };
   }
 
-  const applyBatchTx = db.transaction((batch: IndexBatch): void => {
+  const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
     const { chain } = batch;
+    validateBalanceCache();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
     const current = sql.getChain.get(chain);
     if (current?.indexed_block != null && batch.fromBlock !== current.indexed_block + 1) {
@@ -525,7 +589,7 @@ function createSqliteStore(db: Database.Database): Store {
     bulk.insertTransfers.run(transferRows);
     bulk.insertJournal.run(journalRows);
     const tokens = [...work.values()];
-    const holderChanges = applyDeltas(
+    const { holderChanges, writes } = applyDeltas(
       tokens.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
       encode,
     );
@@ -552,10 +616,12 @@ function createSqliteStore(db: Database.Database): Store {
       newTokens,
       floor: batch.pruneBlocksBelow,
     });
+    return writes;
   });
 
   const rollbackTx = db.transaction(
     (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
+      validateBalanceCache();
       const current = sql.getChain.get(chain);
       if (current?.indexed_block == null) {
         throw new TokenqueryError(`cannot roll back ${chain}: nothing is indexed yet`);
@@ -598,7 +664,7 @@ function createSqliteStore(db: Database.Database): Store {
           addDelta(deltas, fromAddress, amount);
           addDelta(deltas, toAddress, -amount);
         }
-        const [holders] = applyDeltas([{ id, deltas }]);
+        const [holders] = applyDeltas([{ id, deltas }]).holderChanges;
         // A supply read at or after the common ancestor reflects the surviving history.
         sql.tokenAfterRollback.run({ holders, removed: rows.length, dirty: toBlock, id });
       }
@@ -651,7 +717,14 @@ function createSqliteStore(db: Database.Database): Store {
     async applyBatch(batch: IndexBatch): Promise<void> {
       // IMMEDIATE takes the write lock up front, so a concurrent writer waits on busy_timeout
       // instead of failing with SQLITE_BUSY when a read lock would be upgraded.
-      applyBatchTx.immediate(batch);
+      let writes: BalanceWrites;
+      try {
+        writes = applyBatchTx.immediate(batch);
+      } catch (error) {
+        clearBalanceCache();
+        throw error;
+      }
+      rememberBalances(writes);
     },
 
     async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {
@@ -663,7 +736,12 @@ function createSqliteStore(db: Database.Database): Store {
     },
 
     async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
-      return rollbackTx.immediate(chain, toBlock, toBlockHash);
+      try {
+        return rollbackTx.immediate(chain, toBlock, toBlockHash);
+      } finally {
+        // Rare: start over rather than track what the rollback rewrote.
+        clearBalanceCache();
+      }
     },
 
     async tokensNeedingSupply(chain: string, staleBefore: number, limit: number): Promise<string[]> {

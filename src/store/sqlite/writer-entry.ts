@@ -1,0 +1,49 @@
+/**
+ * The writer thread of {@link openSqliteStoreWithWriterThread}: one SQLite connection that runs
+ * the store's write methods in the order they arrive, one at a time.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { TokenqueryError } from '../../internal/errors.js';
+import { silentLogger } from '../../internal/logger.js';
+import { openSqliteStore } from './sqlite-store.js';
+import type { SerializedError, WriterData, WriterRequest, WriterResponse } from './writer-thread.js';
+
+const port = parentPort;
+if (port === null) throw new Error('writer-entry.js runs only as a worker thread');
+const data = workerData as WriterData;
+// The opening thread has migrated the file already; this connection logs nothing of its own.
+const store = await openSqliteStore({
+  path: data.path,
+  logger: silentLogger(),
+  ...(data.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: data.busyTimeoutMs }),
+});
+
+port.on('message', async (message: WriterRequest | 'close') => {
+  if (message === 'close') {
+    await store.close();
+    port.close();
+    return;
+  }
+  let response: WriterResponse;
+  try {
+    const method = store[message.method] as (...args: unknown[]) => Promise<unknown>;
+    const value = await method.apply(store, message.args);
+    response = { id: message.id, ok: true, value };
+  } catch (error) {
+    response = { id: message.id, ok: false, error: serializeError(error) };
+  }
+  port.postMessage(response);
+});
+
+function serializeError(error: unknown): SerializedError {
+  if (error instanceof TokenqueryError) {
+    return {
+      name: error.name,
+      message: error.message,
+      shortMessage: error.shortMessage,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    };
+  }
+  if (error instanceof Error) return { name: error.name, message: error.message };
+  return { name: 'Error', message: String(error) };
+}

@@ -1,0 +1,142 @@
+/**
+ * A SQLite store whose writes run on a thread of their own.
+ *
+ * better-sqlite3 is synchronous: a 20,000-transfer batch holds the calling thread for tens of
+ * milliseconds. The indexer's thread has other work to do meanwhile (parsing and decoding the
+ * next `eth_getLogs` answers), so the indexer opens its store this way: every write method is
+ * sent to a worker thread that owns a second connection (and the balance cache that goes with
+ * it), while reads run on this thread's own connection. SQLite's WAL mode lets the two
+ * connections work at once, and a write's promise settles only after its transaction has
+ * committed, so a read that follows it sees it.
+ */
+import { Worker } from 'node:worker_threads';
+import { TokenqueryError } from '../../internal/errors.js';
+import type { Store } from '../types.js';
+import { openSqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
+
+/** The store methods that write, and so run on the writer thread. */
+export const WRITE_METHODS = [
+  'applyBatch',
+  'rollback',
+  'updateSupplies',
+  'setChainStatus',
+  'createApiKey',
+  'revokeApiKey',
+] as const satisfies readonly (keyof Store)[];
+
+export type WriteMethod = (typeof WRITE_METHODS)[number];
+
+/** A call sent to the writer thread. */
+export interface WriterRequest {
+  id: number;
+  method: WriteMethod;
+  args: unknown[];
+}
+
+/** What the writer thread answers. Errors travel as plain data and are rebuilt here. */
+export type WriterResponse =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; error: SerializedError };
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  shortMessage?: string;
+  details?: string;
+}
+
+/** Data of the writer thread at start-up. */
+export interface WriterData {
+  path: string;
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens the store (migrating it on this thread, so migrations log here), then starts the writer
+ * thread on the same file. `close()` closes both.
+ */
+export async function openSqliteStoreWithWriterThread(options: SqliteStoreOptions): Promise<Store> {
+  const reader = await openSqliteStore(options);
+  const workerData: WriterData = {
+    path: options.path,
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+  };
+  const worker = new Worker(new URL('./writer-entry.js', import.meta.url), { workerData });
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 1;
+  let failure: Error | null = null;
+  let closed: Promise<void> | null = null;
+
+  const failAll = (error: Error): void => {
+    failure = error;
+    for (const { reject } of pending.values()) reject(error);
+    pending.clear();
+  };
+  worker.on('message', (response: WriterResponse) => {
+    const call = pending.get(response.id);
+    if (call === undefined) return;
+    pending.delete(response.id);
+    if (pending.size === 0 && closed === null) worker.unref();
+    if (response.ok) call.resolve(response.value);
+    else call.reject(rebuildError(response.error));
+  });
+  worker.on('error', (error) => {
+    failAll(new TokenqueryError('the SQLite writer thread failed', { cause: error, details: error.message }));
+  });
+  worker.on('exit', (code) => {
+    failAll(new TokenqueryError(`the SQLite writer thread exited (code ${code})`));
+  });
+  // An idle writer is no reason to keep the process alive; a pending write is (see `call`).
+  worker.unref();
+
+  const call = (method: WriteMethod, args: unknown[]): Promise<never> =>
+    new Promise((resolve, reject) => {
+      if (failure !== null) {
+        reject(failure);
+        return;
+      }
+      const id = nextId++;
+      if (pending.size === 0) worker.ref();
+      pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage({ id, method, args } satisfies WriterRequest);
+    });
+
+  const store: Store = {
+    ...reader,
+    kind: reader.kind,
+    applyBatch: (...args) => call('applyBatch', args),
+    rollback: (...args) => call('rollback', args),
+    updateSupplies: (...args) => call('updateSupplies', args),
+    setChainStatus: (...args) => call('setChainStatus', args),
+    createApiKey: (...args) => call('createApiKey', args),
+    revokeApiKey: (...args) => call('revokeApiKey', args),
+    close() {
+      closed ??= (async () => {
+        // `close` is queued behind every write already sent, so they all finish first.
+        if (failure === null) {
+          await new Promise<void>((resolve) => {
+            worker.ref();
+            worker.once('exit', () => resolve());
+            worker.postMessage('close');
+          });
+        }
+        await reader.close();
+      })();
+      return closed;
+    },
+  };
+  return store;
+}
+
+/** Rebuilds an error sent by the writer thread, keeping the classes callers test for. */
+function rebuildError(error: SerializedError): Error {
+  if (error.shortMessage !== undefined) {
+    const rebuilt = new TokenqueryError(error.shortMessage, {
+      ...(error.details === undefined ? {} : { details: error.details }),
+    });
+    return rebuilt;
+  }
+  const rebuilt = new Error(error.message);
+  rebuilt.name = error.name;
+  return rebuilt;
+}
