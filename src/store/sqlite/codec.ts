@@ -57,3 +57,29 @@ export function decodeNullableAmount(value: SqlValue): bigint | null {
 export function encodeNullableAmount(value: bigint | null): bigint | Buffer | string | null {
   return value === null ? null : encodeAmount(value);
 }
+
+/*
+ * Bulk writes bind text, not Buffers: a Buffer per column costs an allocation and, in bulk,
+ * much of the garbage collector's time. The statement turns the text into the same BLOB that
+ * encodeHex/encodeAmount would give, with SQLite's own `unhex()`. Each encoded column takes two
+ * parameters, `coalesce(unhex(?), ?)`: exactly one of the pair is non-null.
+ */
+
+/** The SQL of one column written from the two parameters of {@link pushHexParams} or {@link pushAmountParams}. */
+export const UNHEX_OR_VALUE = 'coalesce(unhex(?), ?)';
+
+/** Pushes the two parameters of {@link UNHEX_OR_VALUE} that store `value` exactly as {@link encodeHex} would. */
+export function pushHexParams(params: unknown[], value: string): void {
+  if (LOWER_HEX.test(value)) params.push(value.slice(2), null);
+  else params.push(null, value);
+}
+
+/** Pushes the two parameters of {@link UNHEX_OR_VALUE} that store `value` exactly as {@link encodeAmount} would. */
+export function pushAmountParams(params: unknown[], value: bigint): void {
+  if (value <= 9007199254740991n && value >= -9007199254740991n) params.push(null, value);
+  else if (value < 0n) params.push(null, value.toString());
+  else {
+    const hex = value.toString(16);
+    params.push(hex.length % 2 === 0 ? hex : `0${hex}`, null);
+  }
+}

@@ -24,7 +24,10 @@ import {
   encodeAmount,
   encodeHex,
   encodeNullableAmount,
+  pushAmountParams,
+  pushHexParams,
   type SqlValue,
+  UNHEX_OR_VALUE,
 } from './codec.js';
 import { migrate } from './migrations.js';
 
@@ -254,7 +257,7 @@ function createSqliteStore(db: Database.Database): Store {
         transfer_count = transfer_count + @transfers,
         supply_dirty = CASE WHEN @dirty IS NULL THEN supply_dirty ELSE max(coalesce(supply_dirty, @dirty), @dirty) END
       WHERE id = @id`),
-    deleteBalance: db.prepare('DELETE FROM balances WHERE token_id = ? AND holder = ?'),
+    deleteBalance: db.prepare(`DELETE FROM balances WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE}`),
     pruneJournal: db.prepare('DELETE FROM recent_block_tokens WHERE chain = ? AND block_number < ?'),
     upsertBlockRef: db.prepare(`
       INSERT INTO block_refs (chain, number, hash, parent_hash) VALUES (?, ?, ?, ?)
@@ -352,16 +355,16 @@ function createSqliteStore(db: Database.Database): Store {
       db,
       (rows) =>
         `INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)
-         VALUES ${rowsOf('(?, ?, ?, ?, ?, ?, ?, ?, ?)', rows)}`,
-      9,
+         VALUES ${rowsOf(`(?, ?, ?, ?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ?)`, rows)}`,
+      13,
       ROWS_PER_STATEMENT,
     ),
     upsertBalances: multiRow(
       db,
       (rows) =>
-        `INSERT INTO balances (token_id, holder, amount) VALUES ${rowsOf('(?, ?, ?)', rows)}
+        `INSERT INTO balances (token_id, holder, amount) VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE})`, rows)}
          ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount`,
-      3,
+      5,
       ROWS_PER_STATEMENT,
     ),
     // Answers (position in the key list, amount), so no holder comes back to be decoded and
@@ -370,9 +373,9 @@ function createSqliteStore(db: Database.Database): Store {
       db,
       (rows) =>
         `SELECT k.column1, b.amount
-         FROM (VALUES ${Array.from({ length: rows }, (_, i) => `(${i}, ?)`).join(', ')}) AS k
+         FROM (VALUES ${Array.from({ length: rows }, (_, i) => `(${i}, ${UNHEX_OR_VALUE})`).join(', ')}) AS k
          CROSS JOIN balances AS b WHERE b.token_id = ? AND b.holder = k.column2`,
-      1,
+      2,
       ROWS_PER_STATEMENT,
     ),
     insertJournal: multiRow(
@@ -436,10 +439,10 @@ function createSqliteStore(db: Database.Database): Store {
    * Balances are exact BigInts and may be negative while history starts late; a zero balance
    * has no row, so `getBalance` answers 0n for it like for an address never seen.
    */
-  function applyDeltas(
-    changes: { id: number; deltas: Map<string, bigint> }[],
-    encode: (address: string) => SqlValue = encodeHex,
-  ): { holderChanges: number[]; writes: BalanceWrites } {
+  function applyDeltas(changes: { id: number; deltas: Map<string, bigint> }[]): {
+    holderChanges: number[];
+    writes: BalanceWrites;
+  } {
     const upserts: unknown[] = [];
     const writes: BalanceWrites = [];
     const holderChanges = changes.map(({ id, deltas }) => {
@@ -458,7 +461,8 @@ function createSqliteStore(db: Database.Database): Store {
       misses.sort((a, b) => (holders[a]! < holders[b]! ? -1 : 1));
       for (let start = 0; start < misses.length; start += ROWS_PER_STATEMENT) {
         const part = misses.slice(start, start + ROWS_PER_STATEMENT);
-        const params: unknown[] = part.map((i) => encode(holders[i]!));
+        const params: unknown[] = [];
+        for (const i of part) pushHexParams(params, holders[i]!);
         params.push(id);
         for (const [position, amount] of bulk.readBalances.all(part.length, params)) {
           const index = part[position as number]!;
@@ -473,8 +477,15 @@ function createSqliteStore(db: Database.Database): Store {
         const after = old + deltas.get(holder)!;
         amounts[i] = after;
         // A zero balance has no row, so a row exists exactly when the old balance is non-zero.
-        if (after !== 0n) upserts.push(id, encode(holder), encodeAmount(after));
-        else if (old !== 0n) sql.deleteBalance.run(id, encode(holder));
+        if (after !== 0n) {
+          upserts.push(id);
+          pushHexParams(upserts, holder);
+          pushAmountParams(upserts, after);
+        } else if (old !== 0n) {
+          const key: unknown[] = [id];
+          pushHexParams(key, holder);
+          sql.deleteBalance.run(key);
+        }
         if (!NON_HOLDERS.has(holder)) change += (after > 0n ? 1 : 0) - (old > 0n ? 1 : 0);
       }
       writes.push({ id, holders, amounts });
@@ -531,16 +542,6 @@ function createSqliteStore(db: Database.Database): Store {
       }
     }
 
-    // Addresses repeat across transfers and balance keys: encode each once per batch.
-    const encoded = new Map<string, SqlValue>();
-    const encode = (value: string): SqlValue => {
-      let bytes = encoded.get(value);
-      if (bytes === undefined) {
-        bytes = encodeHex(value);
-        encoded.set(value, bytes);
-      }
-      return bytes;
-    };
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
     const journalFrom = batch.pruneBlocksBelow;
     const ids: number[] = [];
@@ -566,17 +567,12 @@ function createSqliteStore(db: Database.Database): Store {
       }
       ids.push(id);
       for (const t of token.transfers) {
-        transferRows.push(
-          id,
-          t.blockNumber,
-          t.logIndex,
-          t.txIndex,
-          encodeHex(t.txHash),
-          encode(t.from),
-          encode(t.to),
-          encodeAmount(t.value),
-          t.time,
-        );
+        transferRows.push(id, t.blockNumber, t.logIndex, t.txIndex);
+        pushHexParams(transferRows, t.txHash);
+        pushHexParams(transferRows, t.from);
+        pushHexParams(transferRows, t.to);
+        pushAmountParams(transferRows, t.value);
+        transferRows.push(t.time);
         if (t.blockNumber >= journalFrom) {
           const entry = `${t.blockNumber}:${id}`;
           if (!journal.has(entry)) {
@@ -591,7 +587,6 @@ function createSqliteStore(db: Database.Database): Store {
     const tokens = [...work.values()];
     const { holderChanges, writes } = applyDeltas(
       tokens.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
-      encode,
     );
     tokens.forEach((token, i) => {
       sql.tokenAfterBatch.run({
