@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { sleep } from '../../internal/async.js';
 import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
@@ -253,7 +254,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
           ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
           : AbortSignal.timeout(timeoutMs),
       });
-      text = await response.text();
+      text = bodyText(Buffer.from(await response.arrayBuffer()));
     } catch (error) {
       throw new TransientFault(describeFetchError(error, timeoutMs));
     }
@@ -412,6 +413,15 @@ function parseRetryAfter(response: Response): number | undefined {
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+/**
+ * The body as a string. JSON-RPC answers are nearly always pure ASCII (hex strings, numbers), and
+ * then a one-byte (latin1) string is built directly: about twice as fast to make and to parse as
+ * UTF-8 decoding (measured on 2.8 MB `eth_getLogs` answers). Anything else is decoded as UTF-8.
+ */
+function bodyText(bytes: Buffer): string {
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
 function tryParseJson(text: string): unknown {
