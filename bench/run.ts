@@ -1,4 +1,4 @@
-// `npm run bench [-- backfill|api] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
+// `npm run bench [-- backfill|api|neo] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
+import { type NeoReport, runNeoBench } from './neo.js';
 import type { ProfileEntry, ProfileSummary } from './profile.js';
 
 const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
@@ -18,6 +19,8 @@ const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
 const CHUNK = 5;
 /** The indexer's default number of `eth_getLogs` requests in flight. */
 const CONCURRENCY = 4;
+/** Busy NEO blocks indexed by the NEO benchmark (copies of mainnet block 1444843). */
+const NEO_COPIES = 600;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -31,8 +34,8 @@ const { values, positionals } = parseArgs({
   },
 });
 const which = positionals[0] ?? 'all';
-if (!['all', 'backfill', 'api'].includes(which)) {
-  console.error(`unknown benchmark "${which}": use backfill, api, or nothing for both`);
+if (!['all', 'backfill', 'api', 'neo'].includes(which)) {
+  console.error(`unknown benchmark "${which}": use backfill, api, neo, or nothing for all`);
   process.exit(2);
 }
 const log = (line: string): void => console.error(`[bench] ${line}`);
@@ -51,50 +54,65 @@ process.once('SIGINT', () => {
 const sections: Record<string, string> = {};
 try {
   log(`${facts.cpu}, ${facts.cores} cores, Node ${facts.node}, ${facts.anvil}`);
-  chain = await prepareChain(CHAIN);
-  log(
-    `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,
-  );
-
-  let dbPath: string;
-  if (which !== 'api') {
-    const report = await runBackfillBench(
-      chain,
-      { reps: Number(values.reps), chunk: CHUNK, concurrency: CONCURRENCY, profile: values.profile, workDir },
-      log,
+  if (which !== 'neo') {
+    chain = await prepareChain(CHAIN);
+    log(
+      `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,
     );
-    sections.backfill = renderBackfill(report, chain, facts);
-    dbPath = report.dbPath;
-  } else {
-    // The API benchmark alone still serves a store the indexer filled from this chain.
-    dbPath = join(workDir, 'api.sqlite');
-    await runChild<BackfillChildResult>('./backfill-child.js', {
-      mode: 'indexer',
-      url: chain.anvil.url,
-      head: chain.head,
-      chunk: CHUNK,
-      concurrency: CONCURRENCY,
-      dbPath,
-    } satisfies BackfillChildInput);
-  }
-  // Anvil is not needed any more; stopping it leaves the cores to the API benchmark.
-  await chain.anvil.stop();
 
-  if (which !== 'backfill') {
-    const report = await runApiBench(
-      {
+    let dbPath: string;
+    if (which !== 'api') {
+      const report = await runBackfillBench(
+        chain,
+        {
+          reps: Number(values.reps),
+          chunk: CHUNK,
+          concurrency: CONCURRENCY,
+          profile: values.profile,
+          workDir,
+        },
+        log,
+      );
+      sections.backfill = renderBackfill(report, chain, facts);
+      dbPath = report.dbPath;
+    } else {
+      // The API benchmark alone still serves a store the indexer filled from this chain.
+      dbPath = join(workDir, 'api.sqlite');
+      await runChild<BackfillChildResult>('./backfill-child.js', {
+        mode: 'indexer',
+        url: chain.anvil.url,
+        head: chain.head,
+        chunk: CHUNK,
+        concurrency: CONCURRENCY,
         dbPath,
-        token: chain.sprayed.address,
-        connections: Number(values.connections),
-        durationSeconds: Number(values.duration),
-        warmupSeconds: Number(values.warmup),
-        pages: 50,
-        pageSize: 50,
-        profile: values.profile,
-      },
+      } satisfies BackfillChildInput);
+    }
+    // Anvil is not needed any more; stopping it leaves the cores to the API benchmark.
+    await chain.anvil.stop();
+
+    if (which !== 'backfill') {
+      const report = await runApiBench(
+        {
+          dbPath,
+          token: chain.sprayed.address,
+          connections: Number(values.connections),
+          durationSeconds: Number(values.duration),
+          warmupSeconds: Number(values.warmup),
+          pages: 50,
+          pageSize: 50,
+          profile: values.profile,
+        },
+        log,
+      );
+      sections.api = renderApi(report, facts);
+    }
+  }
+  if (which === 'all' || which === 'neo') {
+    const report = await runNeoBench(
+      { reps: Number(values.reps), copies: NEO_COPIES, decodeSeconds: 2, workDir },
       log,
     );
-    sections.api = renderApi(report, facts);
+    sections.neo = renderNeo(report, facts);
   }
 } finally {
   await cleanUp();
@@ -177,19 +195,59 @@ function renderApi(r: ApiReport, f: MachineFacts): string {
     machineLine(f),
     '',
     `autocannon: ${o.connections} connections, ${o.warmupSeconds} s warm-up then ${o.durationSeconds} s measured per ` +
-      'row and server. Servers in child processes; autocannon in the parent; all share the same cores.',
+      `operation and server, in ${o.rounds} rounds in which tokenquery with its response cache, tokenquery without ` +
+      'it and the baseline take turns. Ratio: median of the per-round ratios; p50 / p99: median of the per-round ' +
+      'percentiles; server CPU: user + system time of the server process per request. Servers in child processes; ' +
+      'autocannon in the parent; all share the same cores.',
     '',
-    '| operation | body | tokenquery req/s | tokenquery p50 / p99 | baseline req/s | baseline p50 / p99 | ratio req/s |',
-    '|---|---|---|---|---|---|---|',
+    '| operation | body | tokenquery req/s | tokenquery p50 / p99 | tokenquery CPU/req | baseline req/s | baseline p50 / p99 | baseline CPU/req | ratio req/s |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...r.cases.map(
       (c) =>
         `| ${c.name} | ${int(c.bodyBytes)} B | ${int(c.tokenquery.requestsPerSecond)} | ` +
-        `${c.tokenquery.p50Ms} / ${c.tokenquery.p99Ms} ms | ${int(c.baseline.requestsPerSecond)} | ` +
-        `${c.baseline.p50Ms} / ${c.baseline.p99Ms} ms | **${fixed(c.ratio)}** |`,
+        `${c.tokenquery.p50Ms} / ${c.tokenquery.p99Ms} ms | ${fixed(c.tokenquery.cpuMicrosPerRequest, 0)} µs | ` +
+        `${int(c.baseline.requestsPerSecond)} | ${c.baseline.p50Ms} / ${c.baseline.p99Ms} ms | ` +
+        `${fixed(c.baseline.cpuMicrosPerRequest, 0)} µs | **${fixed(c.ratio)}** |`,
     ),
     '',
     `Errors: ${r.cases.map((c) => `${c.name}: ${c.tokenquery.errors + c.tokenquery.non2xx} (tokenquery), ${c.baseline.errors + c.baseline.non2xx} (baseline)`).join('; ')}.`,
     ...profiles,
+  ].join('\n');
+}
+
+function renderNeo(r: NeoReport, f: MachineFacts): string {
+  const d = r.decode;
+  const w = r.window;
+  const blocks = w.to - w.from + 1;
+  return [
+    machineLine(f),
+    '',
+    `Decoding (\`src/chains/neo/bench-decode.ts\`, one thread, no I/O): JSON text of recorded mainnet answers to ` +
+      'validated, decoded data: `JSON.parse`, validation, NEP-5 transfers, deployments, and UTXO transfer ' +
+      'derivation with inputs from an in-memory output table.',
+    '',
+    '| corpus | rate | transactions/s | transfers/s |',
+    '|---|---|---|---|',
+    `| block 1444843 (${d.block.transactions} transactions, ${d.block.nep5Transfers} NEP-5 + ${d.block.assetTransfers} asset transfers) | ${int(d.block.perSecond)} blocks/s | ${int(d.block.transactionsPerSecond)} | ${int(d.block.transfersPerSecond)} |`,
+    `| the ${d.logs.logs} recorded application logs alone (${d.logs.transfers} NEP-5 transfers) | ${int(d.logs.perSecond)} logs/s | | ${int(d.logs.transfersPerSecond)} |`,
+    '',
+    `Indexing: ${int(blocks)} busy blocks (copies of block 1444843 with renamed transactions, each spending the ` +
+      `previous copy's outputs; ${int(w.transactions)} transactions) served by the fake NEO node in a process of its ` +
+      'own. Baseline: the same verbose `getblock` batches (20 blocks) and `getapplicationlog` batches with plain ' +
+      '`fetch` and `JSON.parse`, 6 batches in flight (as the indexer: 2 ranges × 3 batches). Indexer: as ' +
+      `\`tokenquery index\` builds it (SQLite, writer thread), timed to the commit of the last block. Median of ${r.reps.length} repetitions.`,
+    '',
+    '| | baseline: bare fetch | tokenquery NEO indexer | ratio |',
+    '|---|---|---|---|',
+    `| throughput (median) | ${int(r.baselineBlocksPerSecond)} blocks/s | ${int(r.indexerBlocksPerSecond)} blocks/s, ${int(r.indexerTransfersPerSecond)} transfers/s | **${fixed(r.ratio)}** |`,
+    ...r.reps.map(
+      (rep, i) =>
+        `| repetition ${i + 1} | ${fixed(rep.baseline.seconds)} s, ${int(rep.baseline.calls)} calls | ` +
+        `${fixed(rep.indexer.seconds)} s, ${int(rep.indexer.calls)} calls, ${int(rep.indexer.transfers)} transfers | ${fixed(rep.ratio)} |`,
+    ),
+    `| CPU (median) | ${fixed(median(r.reps.map((x) => x.baseline.cpuSeconds)))} s | ${fixed(median(r.reps.map((x) => x.indexer.cpuSeconds)))} s (all threads) | |`,
+    `| peak RSS (median) | ${mib(median(r.reps.map((x) => x.baseline.peakRssBytes)))} | ${mib(median(r.reps.map((x) => x.indexer.peakRssBytes)))} | |`,
+    `| SQLite file | | ${fixed(r.dbBytesPerTransfer, 0)} bytes per transfer (outputs table included) | |`,
   ].join('\n');
 }
 

@@ -11,7 +11,7 @@ import Fastify, {
   type FastifyRequest,
   LogController,
 } from 'fastify';
-import { isChainName, isEvmChain } from '../internal/chains.js';
+import { isChainName } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { Store } from '../store/types.js';
@@ -25,6 +25,7 @@ import {
   notFound,
   serverBusy,
 } from './errors.js';
+import { createResponseCache, type ResponseCache } from './response-cache.js';
 import { evmTokenRoutes } from './routes/evm-tokens.js';
 import { healthRoutes } from './routes/health.js';
 import { neoRoutes } from './routes/neo.js';
@@ -38,6 +39,11 @@ export interface ApiAppOptions {
   chains: readonly string[];
   /** How long an API-key lookup is cached. Default 500 ms, so a revocation bites within a second. */
   keyCacheTtlMs?: number;
+  /**
+   * The exact response cache of Token Info, Transaction List and Token List (see
+   * `response-cache.ts`): on by default when the store offers `readVersion`; `false` turns it off.
+   */
+  responseCache?: boolean | { maxBytes?: number; maxEntries?: number };
 }
 
 /**
@@ -72,6 +78,10 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
+    // Requests log through the API logger itself rather than a child made per request (a pino
+    // child per request is a measurable share of a small answer's cost); lines that concern a
+    // request carry its id explicitly.
+    childLoggerFactory: (logger) => logger,
   }) as unknown as FastifyInstance;
 
   // Node parses every method in http.METHODS; unknown to fastify they would 404 instead of 405.
@@ -81,21 +91,29 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
 
   const ctx: RouteContext = {
     store,
-    // NEO joins this set when its handlers land; until then `neo` answers like an unserved chain.
-    served: new Set(chains.filter((c) => isEvmChain(c))),
+    served: new Set(chains),
     apiKeys: createApiKeyVerifier({ store, ttlMs: options.keyCacheTtlMs ?? 500 }),
+    responses: responseCacheFor(store, options.responseCache),
     pathShapes: [],
   };
 
   app.setNotFoundHandler((_request, reply) => sendError(reply, notFound()));
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
-  app.addHook('onResponse', async (request, reply) => {
-    if (!log.isLevelEnabled('debug')) return;
-    request.log.debug(
-      { method: request.method, path: pathOf(request.url), status: reply.statusCode, ms: reply.elapsedTime },
-      'request',
-    );
-  });
+  // A hook costs every request, so the per-request debug line exists only when debug logging is on at start.
+  if (log.isLevelEnabled('debug')) {
+    app.addHook('onResponse', async (request, reply) => {
+      request.log.debug(
+        {
+          reqId: request.id,
+          method: request.method,
+          path: pathOf(request.url),
+          status: reply.statusCode,
+          ms: reply.elapsedTime,
+        },
+        'request',
+      );
+    });
+  }
 
   healthRoutes(app, ctx, chains);
   evmTokenRoutes(app, ctx);
@@ -112,7 +130,10 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
       return;
     }
     if (error.code !== 'FST_ERR_BAD_URL') {
-      request.log.error({ err: error, path: pathOf(request.raw.url ?? '') }, 'router failure');
+      request.log.error(
+        { err: error, reqId: request.id, path: pathOf(request.raw.url ?? '') },
+        'router failure',
+      );
       sendError(reply, serverBusy());
       return;
     }
@@ -138,7 +159,10 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
       if (status === 405) return methodNotAllowed();
       return new ApiError(status, 10001, 'invalid parameter: malformed request');
     }
-    request.log.error({ err: error, method: request.method, path: pathOf(request.url) }, 'request failed');
+    request.log.error(
+      { err: error, reqId: request.id, method: request.method, path: pathOf(request.url) },
+      'request failed',
+    );
     return serverBusy();
   }
 
@@ -166,6 +190,12 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     if (socket.writable) socket.end(response);
     socket.destroy();
   }
+}
+
+function responseCacheFor(store: Store, option: ApiAppOptions['responseCache']): ResponseCache | null {
+  const readVersion = store.readVersion?.bind(store);
+  if (option === false || readVersion === undefined) return null;
+  return createResponseCache({ version: readVersion, ...(typeof option === 'object' ? option : {}) });
 }
 
 /** The path of a request URL without its query string (which carries the apikey). */

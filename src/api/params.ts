@@ -32,3 +32,19 @@ export function parsePaging(page: string, size: string): { page: number; size: n
   const s = parsePageNumber(size, 'size', MAX_PAGE_SIZE);
   return { page: p, size: s, offset: (p - 1) * s };
 }
+
+const NEO_HASH = /^(?:0[xX])?(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
+
+/**
+ * A NEO token hash (NEP-5 script hash, 40 hex digits) or global asset id (64 hex digits), with
+ * or without `0x`, in either case (decisions.md) → `0x` + lower-case hex.
+ */
+export function parseNeoHash(value: string, name = 'address'): string {
+  if (!NEO_HASH.test(value)) {
+    throw invalidParameter(
+      `${name} must be a NEO script hash (40 hex digits) or asset id (64 hex digits), with or without 0x`,
+    );
+  }
+  const hex = value.toLowerCase();
+  return hex.startsWith('0x') ? hex : `0x${hex}`;
+}

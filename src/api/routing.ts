@@ -4,12 +4,13 @@
  * The check order of decisions.md falls out of the layering: routing (404), the 405 route,
  * the `onRequest` key check (401), then the handler (chain, parameters, token).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { isEvmChain } from '../internal/chains.js';
 import type { Store } from '../store/types.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
 import { invalidApiKey, methodNotAllowed, unsupportedCoin } from './errors.js';
+import type { ResponseCache } from './response-cache.js';
 
 /** What route handlers need. */
 export interface RouteContext {
@@ -17,6 +18,8 @@ export interface RouteContext {
   /** Chains this server answers for: configured and implemented. */
   served: ReadonlySet<string>;
   apiKeys: ApiKeyVerifier;
+  /** Whole answers of the read operations, or null when caching is off (or the store cannot say when data changes). */
+  responses: ResponseCache | null;
   /** Shapes of every registered path, for requests the router could not decode (see `matchesOperation`). */
   pathShapes: RegExp[];
 }
@@ -32,9 +35,15 @@ export interface OperationOptions {
 
 export function registerOperation(app: FastifyInstance, ctx: RouteContext, options: OperationOptions): void {
   ctx.pathShapes.push(pathShape(options.url));
-  const requireApiKey: onRequestAsyncHookHandler = async (request) => {
+  // Callback style, so that a key whose lookup is cached passes without a promise round trip.
+  const requireApiKey: onRequestHookHandler = (request, _reply, done) => {
     const { apikey } = request.query as Record<string, unknown>;
-    if (!(await ctx.apiKeys.verify(apikey))) throw invalidApiKey();
+    const known = ctx.apiKeys.cached(apikey);
+    if (known !== undefined) {
+      done(known ? undefined : invalidApiKey());
+      return;
+    }
+    ctx.apiKeys.verify(apikey).then((valid) => done(valid ? undefined : invalidApiKey()), done);
   };
   app.route({
     method: 'GET',
@@ -54,7 +63,8 @@ export function registerOperation(app: FastifyInstance, ctx: RouteContext, optio
 
 /** The chain as the EVM family serves it, or 50001 `unsupport coin`. */
 export function requireEvmChain(ctx: RouteContext, chain: string): string {
-  // NEO shares these path shapes (/vipapi/neo/token/...); its handlers dispatch here once the NEO family lands.
+  // NEO's operations of these shapes are routes of their own (static `neo` segment, see routes/neo.ts);
+  // what reaches an EVM route with `neo` (the token list, circulating supply) has no NEO counterpart.
   if (!ctx.served.has(chain) || !isEvmChain(chain)) throw unsupportedCoin();
   return chain;
 }

@@ -3,6 +3,7 @@ import { DEFAULTS, ENV, loadConfig, loadStoreLocation, type RawOptions } from '.
 import { redactUrls, TokenqueryError, UserError } from '../internal/errors.js';
 import { createLogger } from '../internal/logger.js';
 import { indexCommand, serveCommand, startCommand } from './commands.js';
+import { IMPORT_HELP, type ImportRawOptions, importCommand } from './import.js';
 import { keysCreate, keysList, keysRevoke } from './keys.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
@@ -13,7 +14,7 @@ function withNodeOptions(command: Command): Command {
     .addOption(
       new Option(
         '--rpc <chain=url>',
-        `JSON-RPC endpoint of a chain's node, repeatable (chains: eth, bsc, kcs, movr) [env ${ENV.rpc}]`,
+        `JSON-RPC endpoint of a chain's node, repeatable (chains: eth, bsc, kcs, movr, neo) [env ${ENV.rpc}]`,
       ).argParser(collect),
     )
     .addOption(
@@ -25,7 +26,7 @@ function withNodeOptions(command: Command): Command {
     .addOption(
       new Option(
         '--finality <chain=n>',
-        `unfinalized window in blocks, where reorgs are handled (default ${DEFAULTS.finalityDepth}) [env ${ENV.finality}]`,
+        `unfinalized window in blocks, where reorgs are handled (default ${DEFAULTS.finalityDepth}; ignored for neo, final at once) [env ${ENV.finality}]`,
       ).argParser(collect),
     )
     .option('--db <path|postgres://...>', `SQLite file (default ${DEFAULTS.db}) [env ${ENV.db}]`)
@@ -99,6 +100,35 @@ withNodeOptions(program.command('index'))
     if (config.chains.length === 0)
       throw new UserError('nothing to index: give at least one --rpc <chain>=<url>');
     await indexCommand(config, logger);
+  });
+
+program
+  .command('import')
+  .description(
+    'load ERC-20 transfers from ethereum-etl / BigQuery token_transfers exports (CSV or JSON lines, gzip or not)',
+  )
+  .argument('<files...>', 'export files, in any order; - reads standard input')
+  .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
+  .addOption(
+    new Option(
+      '--rpc <chain=url>',
+      `node for block times, transaction positions and token metadata [env ${ENV.rpc}]`,
+    ).argParser(collect),
+  )
+  .option('--chain <name>', 'chain the export is from', 'eth')
+  .option('--format <csv|jsonl>', 'input format (default: detected per file)')
+  .option('--sorted', 'the input is already in chain order: skip the sort file (the order is checked)')
+  .option('--from-block <n>', 'first block the export covers (default: the block of its first row)')
+  .option('--to-block <n>', 'last block the export covers (default: the block of its last row)')
+  .option('--tmp-dir <dir>', 'directory for the sort file (default: the directory of --db)')
+  .option('--finality <n>', `unfinalized window in blocks (default ${DEFAULTS.finalityDepth})`)
+  .option(
+    '--log-level <level>',
+    `fatal|error|warn|info|debug|trace|silent (default info) [env ${ENV.logLevel}]`,
+  )
+  .addHelpText('after', IMPORT_HELP)
+  .action(async (files: string[], raw: ImportRawOptions) => {
+    await importCommand(files, raw);
   });
 
 const keys = program.command('keys').description('manage API keys (stored only as SHA-256 hashes)');

@@ -1,10 +1,13 @@
+import { RpcResponseError } from '../chains/evm/errors.js';
 import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
+import { createNeoSource } from '../chains/neo/source.js';
 import type { ChainConfig } from '../config/types.js';
 import { errorMessage, UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
+import { createNeoIndexer } from './neo-indexer.js';
 
 export interface RunIndexersOptions {
   chains: readonly ChainConfig[];
@@ -20,10 +23,19 @@ export interface RunIndexersOptions {
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   const runs = options.chains.map(async (chain) => {
-    if (chain.name === 'neo') {
-      throw new UserError('indexing the neo chain is not available yet');
-    }
     const rpc = createRpcClient({ url: chain.rpcUrl, logger: options.logger, signal: options.signal });
+    if (chain.name === 'neo') {
+      const indexer = createNeoIndexer({
+        chain,
+        source: createNeoSource({ rpc, logger: options.logger }),
+        store: options.store,
+        logger: options.logger,
+        signal: options.signal,
+        ...(options.tty === undefined ? {} : { tty: options.tty }),
+      });
+      await indexer.run();
+      return;
+    }
     const source = createEvmSource({ rpc, logger: options.logger });
     const indexer = createEvmIndexer({
       chain,
@@ -46,12 +58,34 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
  */
 export async function checkNodes(chains: readonly ChainConfig[], logger: Logger): Promise<void> {
   for (const chain of chains) {
-    if (chain.name === 'neo') continue;
     const rpc = createRpcClient({ url: chain.rpcUrl, logger, timeoutMs: 5_000, maxRetries: 1 });
+    if (chain.name === 'neo') {
+      await checkNeoNode(rpc);
+      continue;
+    }
     try {
       await rpc.request<string>('eth_blockNumber', []);
     } catch (error) {
       throw new UserError(`the ${chain.name} node does not answer JSON-RPC: ${errorMessage(error)}`);
+    }
+  }
+}
+
+/** A NEO 2.x node must answer `getblockcount` and have the ApplicationLogs plugin (`getapplicationlog`). */
+async function checkNeoNode(rpc: ReturnType<typeof createRpcClient>): Promise<void> {
+  try {
+    await rpc.request<number>('getblockcount', []);
+  } catch (error) {
+    throw new UserError(`the neo node does not answer JSON-RPC: ${errorMessage(error)}`);
+  }
+  try {
+    // Any transaction id will do: a node with the plugin answers "Unknown transaction".
+    await rpc.request('getapplicationlog', ['0'.repeat(64)]);
+  } catch (error) {
+    if (error instanceof RpcResponseError && error.code === -32601) {
+      throw new UserError(
+        "the neo node has no getapplicationlog method: NEO indexing needs neo-cli's ApplicationLogs plugin",
+      );
     }
   }
 }

@@ -18,6 +18,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../internal/amount.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
+import { runNeoContractCases } from './store-neo.contract.js';
 import type { BlockRef, IndexBatch, Store, TokenMetadata, TransferRecord } from './types.js';
 
 /** What the factory hands each test. */
@@ -196,7 +197,20 @@ async function applyAll(store: Store, batches: IndexBatch[]): Promise<void> {
 
 // ---------- the suite ----------
 
-export function runStoreContractSuite(name: string, open: () => Promise<StoreUnderTest>): void {
+/** Options of {@link runStoreContractSuite}. */
+export interface StoreContractOptions {
+  /**
+   * Run the NEO cases (`store-neo.contract.ts`). Default true; a backend whose NEO tables are
+   * not written yet passes false until they are.
+   */
+  neo?: boolean;
+}
+
+export function runStoreContractSuite(
+  name: string,
+  open: () => Promise<StoreUnderTest>,
+  options: StoreContractOptions = {},
+): void {
   /** Runs `fn` on a fresh store and always cleans up. */
   async function withStore(fn: (store: Store, context: StoreUnderTest) => Promise<void>): Promise<void> {
     const context = await open();
@@ -1115,5 +1129,7 @@ export function runStoreContractSuite(name: string, open: () => Promise<StoreUnd
           assert.equal((await reopened.getCheckpoint('eth'))?.block, 13);
         }));
     });
+
+    if (options.neo !== false) runNeoContractCases({ withStore });
   });
 }

@@ -1,28 +1,132 @@
 /**
- * Paths that exist only in the NEO family. They are routed now, so they already follow the
- * check order (404 only for unknown paths, then the key, then the chain); until the NEO family
- * is implemented `neo` is not a served chain and each answers 50001 `unsupport coin`.
- * The shared shapes (/vipapi/neo/token/..., /vipapi/token/totalsupply/neo/...) go through the
- * EVM routes, which must dispatch to NEO handlers once they exist.
+ * NEO family (NEO Legacy 2.x): the seven operations. Token Info, the transfer list and the two
+ * supply operations share their path shapes with the EVM family; they are registered here with
+ * the static segment `neo`, which the router prefers over the EVM routes' `:chain`, so each
+ * keeps its own response schema. Token Info is also served with the segments swapped
+ * (`/vipapi/token/neo/...`), as Tokenview's sample request writes it.
+ *
+ * Handlers run after routing and the key check; they check the chain, then the parameters,
+ * then that the token exists (decisions.md, "Errors"). Token hashes and asset ids are accepted
+ * by every operation that takes a token address.
  */
-import type { FastifyInstance } from 'fastify';
-import { unsupportedCoin } from '../errors.js';
-import { type RouteContext, registerOperation } from '../routing.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { formatUnits } from '../../internal/amount.js';
+import type { NeoTokenRecord } from '../../store/types.js';
+import { sendBareNumber, sendOk } from '../envelope.js';
+import { noData, unsupportedCoin } from '../errors.js';
+import {
+  neoAssetSummary,
+  neoAssetSummarySchema,
+  neoContractList,
+  neoContractListSchema,
+  neoTokenPage,
+  neoTokenPageSchema,
+  neoTokenSummary,
+  neoTokenSummarySchema,
+  neoTransferList,
+  neoTransferListSchema,
+} from '../neo-views.js';
+import { parseNeoHash, parsePaging } from '../params.js';
+import { pathParams, type RouteContext, registerOperation } from '../routing.js';
 
-export const NEO_ONLY_PATHS = [
-  '/vipapi/neo/asset/:hash',
-  '/vipapi/tokens/neo/:page/:size',
-  '/vipapi/contracts/neo/:page/:size',
-  '/vipapi/token/neo/:hash',
-] as const;
+const NEO = 'neo';
+
+/** 50001 unless this server serves neo. */
+function requireNeo(ctx: RouteContext): string {
+  if (!ctx.served.has(NEO)) throw unsupportedCoin();
+  return NEO;
+}
+
+/** The NEP-5 token or global asset, or 404 `无数据`. */
+async function findNeoToken(ctx: RouteContext, address: string): Promise<NeoTokenRecord> {
+  const token = await ctx.store.getNeoToken(NEO, address);
+  if (token === null) throw noData();
+  return token;
+}
+
+/**
+ * Raw supplies: total is `totalSupply()` for NEP-5 and the issued amount for assets; max is
+ * the asset's cap, else the total (NEP-5 has no cap).
+ */
+const SUPPLIES: Record<string, (token: NeoTokenRecord, total: bigint) => bigint> = {
+  totalsupply: (_token, total) => total,
+  maxsupply: (token, total) => token.cap ?? total,
+};
 
 export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  for (const url of NEO_ONLY_PATHS) {
+  const tokenInfo = async (address: string, reply: FastifyReply) => {
+    requireNeo(ctx);
+    const token = await findNeoToken(ctx, parseNeoHash(address));
+    return sendOk(reply, neoTokenSummary(token));
+  };
+  for (const url of ['/vipapi/neo/token/:address', '/vipapi/token/neo/:address']) {
     registerOperation(app, ctx, {
       url,
-      async handler() {
-        throw unsupportedCoin();
+      response: neoTokenSummarySchema,
+      handler: (request, reply) => tokenInfo(pathParams<'address'>(request).address, reply),
+    });
+  }
+
+  for (const [kind, supplyOf] of Object.entries(SUPPLIES)) {
+    registerOperation(app, ctx, {
+      url: `/vipapi/token/${kind}/neo/:address`,
+      async handler(request, reply) {
+        requireNeo(ctx);
+        const token = await findNeoToken(ctx, parseNeoHash(pathParams<'address'>(request).address));
+        // A supply the node could not give is no figure at all (as for EVM).
+        if (token.totalSupply === null) throw noData();
+        return sendBareNumber(reply, formatUnits(supplyOf(token, token.totalSupply), token.decimals));
       },
     });
   }
+
+  registerOperation(app, ctx, {
+    url: '/vipapi/neo/token/tokentrans/:address/:page/:size',
+    response: neoTransferListSchema,
+    async handler(request, reply) {
+      const params = pathParams<'address' | 'page' | 'size'>(request);
+      const chain = requireNeo(ctx);
+      const address = parseNeoHash(params.address);
+      const { offset, size } = parsePaging(params.page, params.size);
+      const [token, transfers, status] = await Promise.all([
+        findNeoToken(ctx, address),
+        ctx.store.listTransfers(chain, address, offset, size),
+        ctx.store.getChainStatus(chain),
+      ]);
+      const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
+      return sendOk(reply, neoTransferList(token, transfers, head));
+    },
+  });
+
+  registerOperation(app, ctx, {
+    url: '/vipapi/neo/asset/:address',
+    response: neoAssetSummarySchema,
+    async handler(request, reply) {
+      requireNeo(ctx);
+      const token = await findNeoToken(ctx, parseNeoHash(pathParams<'address'>(request).address));
+      return sendOk(reply, neoAssetSummary(token));
+    },
+  });
+
+  registerOperation(app, ctx, {
+    url: '/vipapi/tokens/neo/:page/:size',
+    response: neoTokenPageSchema,
+    async handler(request, reply) {
+      const params = pathParams<'page' | 'size'>(request);
+      const chain = requireNeo(ctx);
+      const { page, size, offset } = parsePaging(params.page, params.size);
+      return sendOk(reply, neoTokenPage(page, size, await ctx.store.listNeoTokens(chain, offset, size)));
+    },
+  });
+
+  registerOperation(app, ctx, {
+    url: '/vipapi/contracts/neo/:page/:size',
+    response: neoContractListSchema,
+    async handler(request, reply) {
+      const params = pathParams<'page' | 'size'>(request);
+      const chain = requireNeo(ctx);
+      const { offset, size } = parsePaging(params.page, params.size);
+      return sendOk(reply, neoContractList(await ctx.store.listNeoContracts(chain, offset, size)));
+    },
+  });
 }

@@ -104,6 +104,54 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // NEO (Legacy 2.x). Global assets and NEP-5 tokens are rows of `tokens`; these tables hold
+    // what only NEO has. NEO has one-block finality, so none of them is journaled for rollback.
+    // - `neo_outputs` is the UTXO set the indexer resolves inputs from: rows are deleted when
+    //   spent, so it stays the size of the unspent set. Values are Fixed8 units (codec amounts).
+    // - `neo_contracts` keeps the first deployment of each hash; `seq` orders deployments of
+    //   one transaction.
+    // - `neo_assets`: the asset type (for `c`) and, when inside the index, the registration
+    //   (for `i` and `o`).
+    name: '0002_neo',
+    sql: `
+      CREATE TABLE neo_outputs (
+        chain TEXT NOT NULL,
+        txid BLOB NOT NULL,
+        n INTEGER NOT NULL,
+        asset BLOB NOT NULL,
+        address TEXT NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (chain, txid, n)
+      ) WITHOUT ROWID;
+
+      CREATE TABLE neo_contracts (
+        chain TEXT NOT NULL,
+        hash BLOB NOT NULL,
+        block_number INTEGER NOT NULL,
+        tx_index INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        tx_hash BLOB NOT NULL,
+        time INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        author TEXT NOT NULL,
+        owner TEXT,
+        PRIMARY KEY (chain, hash)
+      ) WITHOUT ROWID;
+      CREATE INDEX neo_contracts_newest ON neo_contracts (chain, block_number DESC, tx_index DESC, seq DESC);
+
+      CREATE TABLE neo_assets (
+        chain TEXT NOT NULL,
+        asset BLOB NOT NULL,
+        type TEXT,
+        registered_block INTEGER,
+        registered_time INTEGER,
+        registrar TEXT,
+        PRIMARY KEY (chain, asset)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

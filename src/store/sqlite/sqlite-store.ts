@@ -10,6 +10,10 @@ import type {
   ChainStatus,
   Checkpoint,
   IndexBatch,
+  NeoContractRecord,
+  NeoOutputRow,
+  NeoTokenPage,
+  NeoTokenRecord,
   RollbackResult,
   Store,
   SupplyUpdate,
@@ -30,6 +34,7 @@ import {
   UNHEX_OR_VALUE,
 } from './codec.js';
 import { migrate } from './migrations.js';
+import { addNeoWork, createNeoTables } from './neo-tables.js';
 
 export interface SqliteStoreOptions {
   /** Database file; its parent directory is created when missing. `:memory:` works for throwaway stores. */
@@ -97,20 +102,6 @@ interface ChainRow {
   journal_floor: number;
 }
 
-interface TokenRow {
-  address: SqlValue;
-  name: string;
-  symbol: string;
-  decimals: number;
-  total_supply: SqlValue;
-  cap: SqlValue;
-  burned_balance: SqlValue;
-  holder_count: number;
-  transfer_count: number;
-  first_block: number;
-  icon: string;
-}
-
 interface ApiKeyRow {
   id: string;
   hash: string;
@@ -130,9 +121,6 @@ interface TokenWork {
   dirtyBlock: number | null;
 }
 
-const TOKEN_COLUMNS =
-  'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
-
 function toChainStatus(row: ChainRow): ChainStatus {
   return {
     chain: row.chain,
@@ -143,20 +131,70 @@ function toChainStatus(row: ChainRow): ChainStatus {
   };
 }
 
-function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
+/**
+ * SQL giving a column written by `encodeHex` back as its original text: `0x` + lower-case hex for a
+ * BLOB, the stored TEXT otherwise. Equal to `decodeHex` of the column, computed by SQLite.
+ */
+function hexText(column: string): string {
+  return `CASE WHEN typeof(${column}) = 'blob' THEN '0x' || lower(hex(${column})) ELSE ${column} END`;
+}
+
+/**
+ * SQL giving a column written by `encodeAmount` as something `decodeAmount` reads without a Buffer:
+ * a BLOB becomes `0x0` + its hex (`BigInt` reads it; the extra 0 keeps an empty BLOB valid); an
+ * INTEGER (a JS number, exact below 2^53), decimal TEXT and NULL pass unchanged.
+ */
+function amountText(column: string): string {
+  return `CASE WHEN typeof(${column}) = 'blob' THEN '0x0' || hex(${column}) ELSE ${column} END`;
+}
+
+/** A token row as the API reads it: {@link TOKEN_READ_COLUMNS}, in order. */
+type TokenReadRow = [
+  address: string,
+  name: string,
+  symbol: string,
+  decimals: number,
+  totalSupply: SqlValue,
+  cap: SqlValue,
+  burnedBalance: SqlValue,
+  holderCount: number,
+  transferCount: number,
+  firstBlock: number,
+  icon: string,
+];
+
+/** A Token List row: the chain's token count (the same on every row), then a {@link TokenReadRow}. */
+type TokenListRow = [total: number | null, ...TokenReadRow];
+
+const TOKEN_READ_COLUMNS = [
+  hexText('address'),
+  'name',
+  'symbol',
+  'decimals',
+  amountText('total_supply'),
+  amountText('cap'),
+  amountText('burned_balance'),
+  'holder_count',
+  'transfer_count',
+  'first_block',
+  'icon',
+].join(', ');
+
+/** {@link TokenReadRow} (from its `offset`-th value on) → TokenRecord. */
+function readTokenRecord(chain: string, row: unknown[], offset = 0): TokenRecord {
   return {
     chain,
-    address: decodeHex(row.address),
-    name: row.name,
-    symbol: row.symbol,
-    decimals: row.decimals,
-    totalSupply: decodeNullableAmount(row.total_supply),
-    cap: decodeNullableAmount(row.cap),
-    burnedBalance: decodeNullableAmount(row.burned_balance),
-    holderCount: row.holder_count,
-    transferCount: row.transfer_count,
-    firstBlock: row.first_block,
-    icon: row.icon,
+    address: row[offset] as string,
+    name: row[offset + 1] as string,
+    symbol: row[offset + 2] as string,
+    decimals: row[offset + 3] as number,
+    totalSupply: decodeNullableAmount(row[offset + 4] as SqlValue),
+    cap: decodeNullableAmount(row[offset + 5] as SqlValue),
+    burnedBalance: decodeNullableAmount(row[offset + 6] as SqlValue),
+    holderCount: row[offset + 7] as number,
+    transferCount: row[offset + 8] as number,
+    firstBlock: row[offset + 9] as number,
+    icon: row[offset + 10] as string,
   };
 }
 
@@ -206,6 +244,9 @@ function multiRow(db: Database.Database, build: (rows: number) => string, width:
 }
 
 const ROWS_PER_STATEMENT = 100;
+
+/** How stale `readVersion` may be about other connections' commits. */
+export const DATA_VERSION_CHECK_MS = 5;
 
 /** Bound of the indexer's balance cache: about 150 bytes each, so ~40 MiB at most. */
 const MAX_CACHED_BALANCES = 250_000;
@@ -317,27 +358,40 @@ function createSqliteStore(db: Database.Database): Store {
       WHERE chain = @chain AND address = @address`),
 
     // ---- API reads ----
-    getToken: db.prepare<[string, SqlValue], TokenRow>(
-      `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = ? AND address = ?`,
-    ),
+    // API reads select addresses, hashes and amounts as text (hexText, amountText) and rows as
+    // arrays (.raw()): a BLOB column costs a Node Buffer per value, and then a second conversion
+    // to hex in JavaScript; this way SQLite writes the final string once.
+    getToken: db
+      .prepare<[string, SqlValue], TokenReadRow>(
+        `SELECT ${TOKEN_READ_COLUMNS} FROM tokens WHERE chain = ? AND address = ?`,
+      )
+      .raw(),
     listTransfers: db
       .prepare<
         [string, SqlValue, number, number],
-        [number, number, number, SqlValue, SqlValue, SqlValue, SqlValue, number]
+        [number, number, number, string, string, string, SqlValue, number]
       >(`
-        SELECT block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time FROM transfers
+        SELECT block_number, log_index, tx_index, ${hexText('tx_hash')}, ${hexText('from_addr')},
+          ${hexText('to_addr')}, ${amountText('value')}, time FROM transfers
         WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
         ORDER BY block_number DESC, log_index DESC LIMIT ? OFFSET ?`)
       .raw(),
-    listTokens: db.prepare<[string, number, number], TokenRow>(
-      `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = ?
-       ORDER BY holder_count DESC, transfer_count DESC, address ASC LIMIT ? OFFSET ?`,
-    ),
+    // The total is read in the same statement as the page, so both come from one snapshot
+    // without an explicit transaction (BEGIN and COMMIT are two more statements per call).
+    listTokens: db
+      .prepare<[string, string, number, number], TokenListRow>(
+        `SELECT (SELECT token_count FROM chains WHERE chain = ?), ${TOKEN_READ_COLUMNS} FROM tokens
+         WHERE chain = ? ORDER BY holder_count DESC, transfer_count DESC, address ASC LIMIT ? OFFSET ?`,
+      )
+      .raw(),
     getBalance: db
       .prepare<[string, SqlValue, SqlValue], SqlValue>(`
-        SELECT amount FROM balances
+        SELECT ${amountText('amount')} FROM balances
         WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?) AND holder = ?`)
       .pluck(),
+    // readVersion: other connections' commits (a read transaction, ~5 µs), this connection's writes (~0.2 µs).
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    totalChanges: db.prepare<[], number>('SELECT total_changes()').pluck(),
 
     // ---- API keys ----
     insertKey: db.prepare(
@@ -542,6 +596,8 @@ function createSqliteStore(db: Database.Database): Store {
       }
     }
 
+    if (batch.neo !== undefined) addNeoWork(batch, batch.neo, work);
+
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
     const journalFrom = batch.pruneBlocksBelow;
     const ids: number[] = [];
@@ -602,6 +658,7 @@ function createSqliteStore(db: Database.Database): Store {
     }
     sql.pruneBlockRefs.run(chain, batch.pruneBlocksBelow);
     sql.pruneJournal.run(chain, batch.pruneBlocksBelow);
+    if (batch.neo !== undefined) neo.write(chain, batch.neo);
     sql.afterBatch.run({
       chain,
       block: batch.toBlock,
@@ -690,11 +747,23 @@ function createSqliteStore(db: Database.Database): Store {
     }
   });
 
-  // Deferred read transaction: the total and the page come from one snapshot.
+  const neo = createNeoTables(db);
+
+  // readVersion's state: the two SQLite counters last seen, and the version they gave.
+  let version = 0;
+  let externalSeen = -1;
+  let ownSeen = -1;
+  let externalCheckedAt = Number.NEGATIVE_INFINITY;
+
+  const tokenPage = (chain: string, rows: TokenListRow[], total: number | null | undefined): TokenPage => ({
+    total: total ?? 0,
+    tokens: rows.map((row) => readTokenRecord(chain, row, 1)),
+  });
+  // A page past the end has no row to carry the total: read it in the same deferred read
+  // transaction as the (still empty, or by now not) page, so both come from one snapshot.
   const listTokensTx = db.transaction((chain: string, offset: number, limit: number): TokenPage => {
-    const total = sql.tokenCount.get(chain) ?? 0;
-    const rows = sql.listTokens.all(chain, limit, offset);
-    return { total, tokens: rows.map((row) => toTokenRecord(chain, row)) };
+    const rows = sql.listTokens.all(chain, chain, limit, offset);
+    return tokenPage(chain, rows, rows.length > 0 ? rows[0]![0] : sql.tokenCount.get(chain));
   });
 
   return {
@@ -731,6 +800,8 @@ function createSqliteStore(db: Database.Database): Store {
     },
 
     async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
+      // NEO has one-block finality; its outputs, deployments and asset facts are not journaled.
+      if (neo.hasData(chain)) throw new TokenqueryError(`cannot roll back ${chain}: NEO data is final`);
       try {
         return rollbackTx.immediate(chain, toBlock, toBlockHash);
       } finally {
@@ -770,7 +841,7 @@ function createSqliteStore(db: Database.Database): Store {
 
     async getToken(chain: string, address: string): Promise<TokenRecord | null> {
       const row = sql.getToken.get(chain, encodeHex(address));
-      return row === undefined ? null : toTokenRecord(chain, row);
+      return row === undefined ? null : readTokenRecord(chain, row);
     },
 
     async listTransfers(
@@ -780,26 +851,74 @@ function createSqliteStore(db: Database.Database): Store {
       limit: number,
     ): Promise<TransferRecord[]> {
       const rows = sql.listTransfers.all(chain, encodeHex(token), limit, offset);
-      return rows.map(([blockNumber, logIndex, txIndex, txHash, from, to, value, time]) => ({
-        token,
-        blockNumber,
-        logIndex,
-        txIndex,
-        txHash: decodeHex(txHash),
-        from: decodeHex(from),
-        to: decodeHex(to),
-        value: decodeAmount(value),
-        time,
-      }));
+      const transfers: TransferRecord[] = new Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const [blockNumber, logIndex, txIndex, txHash, from, to, value, time] = rows[i]!;
+        transfers[i] = {
+          token,
+          blockNumber,
+          logIndex,
+          txIndex,
+          txHash,
+          from,
+          to,
+          value: decodeAmount(value),
+          time,
+        };
+      }
+      return transfers;
     },
 
     async listTokens(chain: string, offset: number, limit: number): Promise<TokenPage> {
-      return listTokensTx(chain, offset, limit);
+      const rows = sql.listTokens.all(chain, chain, limit, offset);
+      // One statement, one snapshot: no transaction needed unless the page is empty.
+      return rows.length > 0 ? tokenPage(chain, rows, rows[0]![0]) : listTokensTx(chain, offset, limit);
     },
 
     async getBalance(chain: string, token: string, holder: string): Promise<bigint> {
       const stored = sql.getBalance.get(chain, encodeHex(token), encodeHex(holder));
       return stored === undefined ? 0n : decodeAmount(stored);
+    },
+
+    // `PRAGMA data_version` changes when another connection commits; `total_changes()` counts
+    // this connection's row changes (data_version ignores those). The first costs a read
+    // transaction, so it is asked at most every DATA_VERSION_CHECK_MS: another process's commit
+    // shows up that much late at most. The second is a plain function call, asked every time.
+    readVersion(): number {
+      const now = performance.now();
+      if (now - externalCheckedAt >= DATA_VERSION_CHECK_MS) {
+        externalCheckedAt = now;
+        const external = sql.dataVersion.get()!;
+        if (external !== externalSeen) {
+          externalSeen = external;
+          version++;
+        }
+      }
+      const own = sql.totalChanges.get()!;
+      if (own !== ownSeen) {
+        ownSeen = own;
+        version++;
+      }
+      return version;
+    },
+
+    async getNeoOutputs(
+      chain: string,
+      refs: readonly { txid: string; n: number }[],
+    ): Promise<NeoOutputRow[]> {
+      return neo.getOutputs(chain, refs);
+    },
+
+    async getNeoToken(chain: string, address: string): Promise<NeoTokenRecord | null> {
+      return neo.getToken(chain, address);
+    },
+
+    async listNeoTokens(chain: string, offset: number, limit: number): Promise<NeoTokenPage> {
+      return neo.listTokens(chain, offset, limit);
+    },
+
+    async listNeoContracts(chain: string, offset: number, limit: number): Promise<NeoContractRecord[]> {
+      return neo.listContracts(chain, offset, limit);
     },
 
     async createApiKey(key: ApiKeyRecord): Promise<void> {

@@ -1,0 +1,325 @@
+/**
+ * The NEO (Legacy 2.x) part of the SQLite store: the UTXO output table, contract deployments
+ * and asset facts (tables of migration `0002_neo`), and the reads the NEO operations need.
+ *
+ * Global assets are ordinary rows of `tokens`, so counts, balances and the token list work as
+ * for any token. What differs is where their balances come from: {@link addNeoWork} turns a
+ * batch's outputs into balance deltas and adds its asset transfers without deltas, and
+ * `applyBatch` applies both together with everything else of the batch, in one transaction.
+ */
+import type Database from 'better-sqlite3';
+import { TokenqueryError } from '../../internal/errors.js';
+import type {
+  IndexBatch,
+  NeoBatchPart,
+  NeoContractRecord,
+  NeoOutputRow,
+  NeoTokenPage,
+  NeoTokenRecord,
+  TransferRecord,
+} from '../types.js';
+import {
+  decodeAmount,
+  decodeHex,
+  decodeNullableAmount,
+  encodeHex,
+  pushAmountParams,
+  pushHexParams,
+  type SqlValue,
+  UNHEX_OR_VALUE,
+} from './codec.js';
+
+/** Transfers and balance changes of one token in a batch (the shape `applyBatch` works on). */
+export interface NeoTokenWork {
+  address: string;
+  transfers: TransferRecord[];
+  /** Net balance change per holder. */
+  deltas: Map<string, bigint>;
+  firstBlock: number;
+  /** Newest block of a transfer that may change the supply, or null when none. */
+  dirtyBlock: number | null;
+}
+
+/**
+ * Adds the NEO part of `batch` to the per-token work of `applyBatch`: asset transfers are
+ * stored and counted but move no balance; created outputs add to their owner's balance of
+ * the asset, spent outputs take from it. Asset mints (claims, miner fees, issues: `from` is
+ * `""`) mark the asset's supply for a new read. Rejects anything outside the batch's range.
+ */
+export function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, NeoTokenWork>): void {
+  const inRange = (block: number, what: string): void => {
+    if (block < batch.fromBlock || block > batch.toBlock) {
+      throw new TokenqueryError(
+        `${what} in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
+      );
+    }
+  };
+  const entry = (token: string, block: number): NeoTokenWork => {
+    let token_ = work.get(token);
+    if (token_ === undefined) {
+      token_ = { address: token, transfers: [], deltas: new Map(), firstBlock: block, dirtyBlock: null };
+      work.set(token, token_);
+    } else if (block < token_.firstBlock) token_.firstBlock = block;
+    return token_;
+  };
+  for (const transfer of neo.assetTransfers) {
+    inRange(transfer.blockNumber, 'asset transfer');
+    const token = entry(transfer.token, transfer.blockNumber);
+    token.transfers.push(transfer);
+    if (transfer.from === '') token.dirtyBlock = Math.max(token.dirtyBlock ?? 0, transfer.blockNumber);
+  }
+  for (const [outputs, sign] of [
+    [neo.outputsCreated, 1n],
+    [neo.outputsSpent, -1n],
+  ] as const) {
+    for (const output of outputs) {
+      inRange(output.blockNumber, sign > 0n ? 'created output' : 'spent output');
+      if (output.value <= 0n) {
+        throw new TokenqueryError(`output ${output.txid}:${output.n} has a value of ${output.value}`);
+      }
+      const deltas = entry(output.asset, output.blockNumber).deltas;
+      deltas.set(output.address, (deltas.get(output.address) ?? 0n) + sign * output.value);
+    }
+  }
+  for (const deployment of neo.deployments) inRange(deployment.blockNumber, 'contract deployment');
+  for (const asset of neo.assets) {
+    if (asset.registration !== null) inRange(asset.registration.blockNumber, 'asset registration');
+  }
+}
+
+interface NeoTokenRow {
+  address: SqlValue;
+  name: string;
+  symbol: string;
+  decimals: number;
+  total_supply: SqlValue;
+  cap: SqlValue;
+  burned_balance: SqlValue;
+  holder_count: number;
+  transfer_count: number;
+  first_block: number;
+  icon: string;
+  asset_type: string | null;
+  registered_time: number | null;
+  registrar: string | null;
+  contract_time: number | null;
+  contract_owner: string | null;
+}
+
+interface ContractRow {
+  hash: SqlValue;
+  block_number: number;
+  tx_index: number;
+  tx_hash: SqlValue;
+  time: number;
+  kind: string;
+  name: string;
+  author: string;
+  owner: string | null;
+}
+
+const NEO_TOKEN_SELECT = `
+  SELECT t.address, t.name, t.symbol, t.decimals, t.total_supply, t.cap, t.burned_balance,
+    t.holder_count, t.transfer_count, t.first_block, t.icon,
+    a.type AS asset_type, a.registered_time, a.registrar,
+    c.time AS contract_time, c.owner AS contract_owner
+  FROM tokens AS t
+  LEFT JOIN neo_assets AS a ON a.chain = t.chain AND a.asset = t.address
+  LEFT JOIN neo_contracts AS c ON c.chain = t.chain AND c.hash = t.address`;
+
+/** A NEP-5 hash is 20 bytes (stored as a 20-byte BLOB); asset ids are 32. */
+const NEP5_HASH = /^0x[0-9a-f]{40}$/;
+
+function toNeoToken(chain: string, row: NeoTokenRow): NeoTokenRecord {
+  const address = decodeHex(row.address);
+  const nep5 = NEP5_HASH.test(address);
+  return {
+    chain,
+    address,
+    name: row.name,
+    symbol: row.symbol,
+    decimals: row.decimals,
+    totalSupply: decodeNullableAmount(row.total_supply),
+    cap: decodeNullableAmount(row.cap),
+    burnedBalance: decodeNullableAmount(row.burned_balance),
+    holderCount: row.holder_count,
+    transferCount: row.transfer_count,
+    firstBlock: row.first_block,
+    icon: row.icon,
+    // An asset row always gets its type with its metadata; `Token` only if a row predates that.
+    category: nep5 ? 'NEP5' : (row.asset_type ?? 'Token'),
+    createdAt: nep5 ? row.contract_time : row.registered_time,
+    creator: nep5 ? row.contract_owner : row.registrar,
+  };
+}
+
+/** The NEO statements over one connection: writes run inside `applyBatch`'s transaction. */
+export interface NeoTables {
+  /** Writes the output table, deployments and asset facts of a batch. Call inside the batch's transaction. */
+  write(chain: string, neo: NeoBatchPart): void;
+  /** True when the chain holds NEO data (which cannot be rolled back). */
+  hasData(chain: string): boolean;
+  getOutputs(chain: string, refs: readonly { txid: string; n: number }[]): NeoOutputRow[];
+  getToken(chain: string, address: string): NeoTokenRecord | null;
+  listTokens(chain: string, offset: number, limit: number): NeoTokenPage;
+  listContracts(chain: string, offset: number, limit: number): NeoContractRecord[];
+}
+
+/** Prepares the NEO statements over an open, migrated connection. */
+export function createNeoTables(db: Database.Database): NeoTables {
+  const sql = {
+    deleteOutput: db.prepare(
+      `DELETE FROM neo_outputs WHERE chain = ? AND txid = ${UNHEX_OR_VALUE} AND n = ?`,
+    ),
+    getOutput: db.prepare<unknown[], { asset: SqlValue; address: string; value: SqlValue }>(
+      'SELECT asset, address, value FROM neo_outputs WHERE chain = ? AND txid = ? AND n = ?',
+    ),
+    insertContract: db.prepare(`
+      INSERT OR IGNORE INTO neo_contracts
+        (chain, hash, block_number, tx_index, seq, tx_hash, time, kind, name, author, owner)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    upsertAsset: db.prepare(`
+      INSERT INTO neo_assets (chain, asset, type, registered_block, registered_time, registrar)
+      VALUES (@chain, @asset, @type, @block, @time, @registrar)
+      ON CONFLICT (chain, asset) DO UPDATE SET
+        type = coalesce(excluded.type, type),
+        registered_block = coalesce(registered_block, excluded.registered_block),
+        registered_time = CASE WHEN registered_block IS NULL THEN excluded.registered_time ELSE registered_time END,
+        registrar = CASE WHEN registered_block IS NULL THEN excluded.registrar ELSE registrar END`),
+    hasData: db
+      .prepare<[string, string, string], number>(`
+        SELECT EXISTS (SELECT 1 FROM neo_outputs WHERE chain = ?)
+          OR EXISTS (SELECT 1 FROM neo_contracts WHERE chain = ?)
+          OR EXISTS (SELECT 1 FROM neo_assets WHERE chain = ?)`)
+      .pluck(),
+    getToken: db.prepare<[string, SqlValue], NeoTokenRow>(
+      `${NEO_TOKEN_SELECT} WHERE t.chain = ? AND t.address = ?`,
+    ),
+    listTokens: db.prepare<[string, number, number], NeoTokenRow>(`
+      ${NEO_TOKEN_SELECT} WHERE t.chain = ?
+      ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC LIMIT ? OFFSET ?`),
+    tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
+    listContracts: db.prepare<[string, number, number], ContractRow>(`
+      SELECT hash, block_number, tx_index, tx_hash, time, kind, name, author, owner FROM neo_contracts
+      WHERE chain = ? ORDER BY block_number DESC, tx_index DESC, seq DESC LIMIT ? OFFSET ?`),
+  };
+  const insertOutputs = (() => {
+    const ROWS = 100;
+    const cache = new Map<number, Database.Statement>();
+    const statement = (rows: number): Database.Statement => {
+      let prepared = cache.get(rows);
+      if (prepared === undefined) {
+        const row = `(?, ${UNHEX_OR_VALUE}, ?, ${UNHEX_OR_VALUE}, ?, ${UNHEX_OR_VALUE})`;
+        prepared = db.prepare(
+          `INSERT INTO neo_outputs (chain, txid, n, asset, address, value) VALUES ${Array(rows).fill(row).join(', ')}`,
+        );
+        cache.set(rows, prepared);
+      }
+      return prepared;
+    };
+    return (chain: string, outputs: readonly NeoOutputRow[]): void => {
+      for (let start = 0; start < outputs.length; start += ROWS) {
+        const part = outputs.slice(start, start + ROWS);
+        const params: unknown[] = [];
+        for (const o of part) {
+          params.push(chain);
+          pushHexParams(params, o.txid);
+          params.push(o.n);
+          pushHexParams(params, o.asset);
+          params.push(o.address);
+          pushAmountParams(params, o.value);
+        }
+        statement(part.length).run(params);
+      }
+    };
+  })();
+
+  const listTokensTx = db.transaction((chain: string, offset: number, limit: number): NeoTokenPage => {
+    const total = sql.tokenCount.get(chain) ?? 0;
+    const rows = sql.listTokens.all(chain, limit, offset);
+    return { total, tokens: rows.map((row) => toNeoToken(chain, row)) };
+  });
+
+  return {
+    write(chain, neo) {
+      // Created first: an output created and spent inside the batch comes and goes.
+      insertOutputs(chain, neo.outputsCreated);
+      for (const output of neo.outputsSpent) {
+        const params: unknown[] = [chain];
+        pushHexParams(params, output.txid);
+        params.push(output.n);
+        // An output created before the index began was never in the table: nothing to delete.
+        sql.deleteOutput.run(params);
+      }
+      let seq = 0;
+      for (const d of neo.deployments) {
+        sql.insertContract.run(
+          chain,
+          encodeHex(d.hash),
+          d.blockNumber,
+          d.txIndex,
+          seq++,
+          encodeHex(d.txHash),
+          d.time,
+          d.kind,
+          d.name,
+          d.author,
+          d.ownerAddress,
+        );
+      }
+      for (const asset of neo.assets) {
+        sql.upsertAsset.run({
+          chain,
+          asset: encodeHex(asset.asset),
+          type: asset.type,
+          block: asset.registration?.blockNumber ?? null,
+          time: asset.registration?.time ?? null,
+          registrar: asset.registration?.registrar ?? null,
+        });
+      }
+    },
+
+    hasData(chain) {
+      return sql.hasData.get(chain, chain, chain) === 1;
+    },
+
+    getOutputs(chain, refs) {
+      const rows: NeoOutputRow[] = [];
+      for (const ref of refs) {
+        const row = sql.getOutput.get(chain, encodeHex(ref.txid), ref.n);
+        if (row === undefined) continue;
+        rows.push({
+          txid: ref.txid,
+          n: ref.n,
+          asset: decodeHex(row.asset),
+          address: row.address,
+          value: decodeAmount(row.value),
+        });
+      }
+      return rows;
+    },
+
+    getToken(chain, address) {
+      const row = sql.getToken.get(chain, encodeHex(address));
+      return row === undefined ? null : toNeoToken(chain, row);
+    },
+
+    listTokens(chain, offset, limit) {
+      return listTokensTx(chain, offset, limit);
+    },
+
+    listContracts(chain, offset, limit) {
+      return sql.listContracts.all(chain, limit, offset).map((row) => ({
+        hash: decodeHex(row.hash),
+        blockNumber: row.block_number,
+        txIndex: row.tx_index,
+        txHash: decodeHex(row.tx_hash),
+        time: row.time,
+        kind: row.kind,
+        name: row.name,
+        author: row.author,
+        ownerAddress: row.owner,
+      }));
+    },
+  };
+}
