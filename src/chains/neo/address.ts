@@ -14,6 +14,16 @@ const base58check = createBase58check((data: Uint8Array) => createHash('sha256')
 
 const CONTRACT_HASH = /^(?:0x)?[0-9a-fA-F]{40}$/;
 
+/*
+ * The same few addresses (exchanges, the miners, popular contracts) recur in nearly every block,
+ * and checking one costs two SHA-256 runs and a base58 conversion: a tenth of the NEO indexer's
+ * time before these memos. Both are bounded: past the limit they simply start over.
+ */
+const MEMO_LIMIT = 100_000;
+const knownAddresses = new Set<string>();
+const addressOfVerificationScript = new Map<string, string>();
+const addressOfScriptHash = new Map<string, string>();
+
 /** A value that is not a NEO address or script hash. */
 export class InvalidNeoAddressError extends TypeError {
   override name = 'InvalidNeoAddressError';
@@ -36,8 +46,13 @@ export function scriptHashBytesToAddress(hash: Uint8Array): string {
 
 /** Bare hex of 20 bytes in stored order (a notification's ByteArray) → base58 address. */
 export function scriptHashHexToAddress(hexLe: string): string {
+  let address = addressOfScriptHash.get(hexLe);
+  if (address !== undefined) return address;
   if (!/^[0-9a-fA-F]{40}$/.test(hexLe)) throw new InvalidNeoAddressError('a script hash is 40 hex digits');
-  return scriptHashBytesToAddress(hexToBytes(hexLe));
+  address = scriptHashBytesToAddress(hexToBytes(hexLe));
+  if (addressOfScriptHash.size >= MEMO_LIMIT) addressOfScriptHash.clear();
+  addressOfScriptHash.set(hexLe, address);
+  return address;
 }
 
 /** `0x`-prefixed (or bare) big-endian contract hash, as RPC shows it → base58 address. */
@@ -77,12 +92,15 @@ export function addressToContractHash(address: string): string {
 /** True when `value` is a valid NEO 2.x base58 address. */
 export function isNeoAddress(value: unknown): value is string {
   if (typeof value !== 'string' || value.length < 25 || value.length > 36) return false;
+  if (knownAddresses.has(value)) return true;
   try {
     addressToScriptHashBytes(value);
-    return true;
   } catch {
     return false;
   }
+  if (knownAddresses.size >= MEMO_LIMIT) knownAddresses.clear();
+  knownAddresses.add(value);
+  return true;
 }
 
 /** `0x` + lower-case big-endian hash of a script (bare hex): the contract hash of deployed code. */
@@ -97,5 +115,11 @@ export function contractHashOfScript(scriptHex: string): string {
  */
 export function verificationScriptToAddress(verificationHex: string): string | null {
   if (verificationHex === '') return null;
-  return scriptHashBytesToAddress(hash160(hexToBytes(verificationHex)));
+  let address = addressOfVerificationScript.get(verificationHex);
+  if (address === undefined) {
+    address = scriptHashBytesToAddress(hash160(hexToBytes(verificationHex)));
+    if (addressOfVerificationScript.size >= MEMO_LIMIT) addressOfVerificationScript.clear();
+    addressOfVerificationScript.set(verificationHex, address);
+  }
+  return address;
 }
