@@ -1,0 +1,192 @@
+import type pg from 'pg';
+import { TokenqueryError } from '../../internal/errors.js';
+import type { Logger } from '../../internal/logger.js';
+import { NEO_MIGRATION_SQL } from './neo-tables.js';
+
+/** One schema step. Steps are applied in order and never edited once released: add a new one. */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+/**
+ * Key of the transaction-level advisory lock that serializes migrations between processes
+ * (`tokenq` in ASCII). Advisory locks are per database, so stores in different schemas of one
+ * database merely take turns.
+ */
+export const MIGRATION_LOCK_KEY = 0x746f6b656e71n;
+
+/** Table that records applied steps, in the store's schema (the first of `search_path`). */
+export const MIGRATIONS_TABLE = 'tokenquery_migrations';
+
+/*
+ * Schema notes (see docs/scaling.md for the reasoning at scale).
+ * - Addresses and hashes are `bytea` in the encoding of codec.ts (20 bytes for an address);
+ *   amounts are `numeric` (exact). Transfer values and supplies are uint256 and fit
+ *   numeric(78,0). Balances are unconstrained `numeric`: a hostile token can send 2^256 − 1 to
+ *   the same holder twice, and the sum must not jam the indexer.
+ * - Token names and symbols are `bytea` (UTF-8): `text` cannot hold the NUL a hostile
+ *   `name()` may contain.
+ * - `transfers` is keyed (token_id, block_number, log_index): a token's newest-first page is one
+ *   backward scan of the primary key, at any table size. Columns are ordered so that no
+ *   alignment padding is needed: 4+4+8+8+4 bytes of fixed width, then the variable ones.
+ * - Token ids are `integer`: 4 bytes saved on every transfer and balance, and 2^31 tokens is
+ *   far above any chain's count.
+ * - `tokens_by_rank` serves the token list order (holders desc, transfers desc, address asc).
+ * - `balances` keeps 10% free space per page so that the balance updates of each batch stay
+ *   HOT (no index update) when the page has room.
+ * - Rollback uses the `recent_block_tokens` journal like SQLite does; `chains.journal_floor` is
+ *   the lowest block from which it is complete.
+ * - `text` columns that are sorted (`chains.chain`, `api_keys.id`) use the "C" collation, so
+ *   they sort by bytes like SQLite, whatever the database's locale.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    name: '0001_initial',
+    sql: `
+      CREATE TABLE chains (
+        chain text COLLATE "C" PRIMARY KEY,
+        indexed_block bigint,
+        indexed_hash bytea,
+        head bigint NOT NULL DEFAULT 0,
+        last_error text,
+        updated_at bigint NOT NULL,
+        token_count bigint NOT NULL DEFAULT 0,
+        journal_floor bigint NOT NULL DEFAULT 0
+      );
+
+      CREATE TABLE tokens (
+        id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        chain text COLLATE "C" NOT NULL,
+        address bytea NOT NULL,
+        name bytea NOT NULL,
+        symbol bytea NOT NULL,
+        decimals bigint NOT NULL,
+        total_supply numeric(78, 0),
+        cap numeric(78, 0),
+        burned_balance numeric(78, 0),
+        holder_count bigint NOT NULL DEFAULT 0,
+        transfer_count bigint NOT NULL DEFAULT 0,
+        first_block bigint NOT NULL,
+        icon text NOT NULL DEFAULT '',
+        supply_dirty bigint,
+        supply_block bigint
+      );
+      CREATE UNIQUE INDEX tokens_by_address ON tokens (chain, address);
+      CREATE INDEX tokens_by_rank ON tokens (chain, holder_count DESC, transfer_count DESC, address ASC);
+      CREATE INDEX tokens_supply_dirty ON tokens (chain, supply_dirty, id) WHERE supply_dirty IS NOT NULL;
+      CREATE INDEX tokens_supply_age ON tokens (chain, supply_block, id) WHERE supply_dirty IS NULL;
+
+      CREATE TABLE transfers (
+        token_id integer NOT NULL,
+        log_index integer NOT NULL,
+        block_number bigint NOT NULL,
+        time bigint NOT NULL,
+        tx_index integer NOT NULL,
+        tx_hash bytea NOT NULL,
+        from_addr bytea NOT NULL,
+        to_addr bytea NOT NULL,
+        value numeric(78, 0) NOT NULL,
+        CONSTRAINT transfers_pkey PRIMARY KEY (token_id, block_number, log_index)
+      );
+
+      CREATE TABLE balances (
+        token_id integer NOT NULL,
+        holder bytea NOT NULL,
+        amount numeric NOT NULL,
+        CONSTRAINT balances_pkey PRIMARY KEY (token_id, holder)
+      ) WITH (fillfactor = 90);
+
+      CREATE TABLE block_refs (
+        chain text COLLATE "C" NOT NULL,
+        number bigint NOT NULL,
+        hash bytea NOT NULL,
+        parent_hash bytea NOT NULL,
+        PRIMARY KEY (chain, number)
+      );
+
+      CREATE TABLE recent_block_tokens (
+        chain text COLLATE "C" NOT NULL,
+        block_number bigint NOT NULL,
+        token_id integer NOT NULL,
+        PRIMARY KEY (chain, block_number, token_id)
+      );
+
+      CREATE TABLE api_keys (
+        id text COLLATE "C" PRIMARY KEY,
+        hash text COLLATE "C" NOT NULL UNIQUE,
+        label text NOT NULL,
+        created_at bigint NOT NULL,
+        revoked_at bigint
+      );
+    `,
+  },
+  {
+    // NEO (Legacy 2.x): the UTXO set, contract deployments and asset facts; see neo-tables.ts.
+    // Contract names and authors are bytea (UTF-8) for the same reason as token names.
+    name: '0002_neo',
+    sql: NEO_MIGRATION_SQL,
+  },
+];
+
+/** Highest applied version, or 0 when the migrations table does not exist yet. */
+async function appliedVersion(client: pg.ClientBase): Promise<number> {
+  const exists = await client.query<{ table: string | null }>(`SELECT to_regclass($1) AS "table"`, [
+    MIGRATIONS_TABLE,
+  ]);
+  if (exists.rows[0]?.table == null) return 0;
+  const result = await client.query<{ version: number | null }>(
+    `SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`,
+  );
+  return result.rows[0]?.version ?? 0;
+}
+
+/**
+ * Brings the schema up to date. Safe when several processes open a new database at once: the
+ * steps run in one transaction under a transaction-level advisory lock, so one process applies
+ * them and the others wait, then find them applied. PostgreSQL DDL is transactional, so a step
+ * that fails leaves no half-made schema behind.
+ */
+export async function migrate(
+  client: pg.ClientBase,
+  logger: Logger,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<void> {
+  const check = (version: number): void => {
+    if (version > migrations.length) {
+      throw new TokenqueryError(
+        `the database schema (version ${version}) is newer than this tokenquery understands (${migrations.length}); upgrade tokenquery`,
+      );
+    }
+  };
+  // Fast path without the lock: nearly every open finds the schema current.
+  const seen = await appliedVersion(client);
+  check(seen);
+  if (seen === migrations.length) return;
+
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY.toString()]);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (
+        version integer PRIMARY KEY,
+        name text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now()
+      )`);
+    const current = await appliedVersion(client);
+    check(current);
+    for (let version = current; version < migrations.length; version++) {
+      const migration = migrations[version]!;
+      await client.query(migration.sql);
+      await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [
+        version + 1,
+        migration.name,
+      ]);
+      logger.info({ migration: migration.name, version: version + 1 }, 'applied database migration');
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

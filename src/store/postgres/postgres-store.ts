@@ -1,0 +1,1015 @@
+import pg from 'pg';
+import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
+import { TokenqueryError, UserError } from '../../internal/errors.js';
+import type { Logger } from '../../internal/logger.js';
+import type {
+  ApiKeyRecord,
+  BlockRef,
+  ChainStatus,
+  Checkpoint,
+  IndexBatch,
+  NeoContractRecord,
+  NeoOutputRow,
+  NeoTokenPage,
+  NeoTokenRecord,
+  RollbackResult,
+  Store,
+  SupplyUpdate,
+  TokenPage,
+  TokenRecord,
+  TransferRecord,
+} from '../types.js';
+import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
+import {
+  decodeAmount,
+  decodeHex,
+  decodeNullableAmount,
+  decodeText,
+  encodeHex,
+  encodeHexDigits,
+  encodeText,
+} from './codec.js';
+import { migrate } from './migrations.js';
+import {
+  addNeoWork,
+  getNeoOutputs,
+  getNeoToken,
+  hasNeoData,
+  listNeoContracts,
+  listNeoTokens,
+  NEO_SQL,
+  writeNeoPart,
+} from './neo-tables.js';
+
+export interface PostgresStoreOptions {
+  /**
+   * `postgres://` (or `postgresql://`) connection string, as node-postgres reads it; an
+   * `options=-c search_path=...` parameter puts the store in its own schema.
+   */
+  url: string;
+  logger: Logger;
+  /** Connections in this process's pool. Default 10. */
+  maxConnections?: number;
+}
+
+/**
+ * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
+ * `from` of a mint and the `to` of a burn. `0x…dead` counts like any other address.
+ */
+const NON_HOLDERS: ReadonlySet<string> = new Set([ZERO_ADDRESS, '']);
+/** A transfer from or to one of these changes the supply figures the API shows. */
+const SUPPLY_ADDRESSES: ReadonlySet<string> = new Set([ZERO_ADDRESS, DEAD_ADDRESS, '']);
+
+/**
+ * First key of the transaction-level advisory lock each write to a chain takes (`tq`), the
+ * second being `hashtext(chain)`. It serializes a chain's writers between processes as SQLite's
+ * write lock does, so the checkpoint check and the write cannot interleave, and an
+ * `updateSupplies` cannot deadlock against an `applyBatch` on the same token rows.
+ */
+const WRITE_LOCK_CLASS = 0x7471;
+
+const INT8_OID = 20;
+const BYTEA_OID = 17;
+
+/**
+ * Result parsing for this store's pools (not pg's global defaults, which other code may rely on):
+ * `bigint` columns become numbers (block numbers, counts and times stay far below 2^53), and
+ * `bytea` stays in its `\x…` text form, which codec.ts decodes without building a Buffer.
+ * `numeric` already arrives as exact decimal text.
+ */
+const TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: string) => {
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    if (oid === BYTEA_OID) return (value: string) => value;
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** The connection string without credentials or parameters, for messages. */
+export function describePostgresUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'the given postgres:// URL';
+  }
+}
+
+/** Opens a PostgreSQL store: checks the connection, then brings the schema up to date (migrations.ts). */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const { url, logger } = options;
+  const where = describePostgresUrl(url);
+  let pool: pg.Pool;
+  try {
+    pool = new pg.Pool({
+      connectionString: url,
+      max: options.maxConnections ?? 10,
+      // A server that does not answer (or a pool that stays exhausted) fails the call after
+      // 10 s instead of hanging it; keep-alive notices a peer that vanished.
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+      types: TYPES,
+      application_name: 'tokenquery',
+      // The store decodes hex output only; a server configured for `escape` output is overridden.
+      onConnect: async (client) => {
+        await client.query("SET bytea_output = 'hex'");
+      },
+    });
+  } catch (error) {
+    throw new UserError(`cannot use the PostgreSQL connection string for ${where}`, {
+      cause: error,
+      details: error instanceof Error ? error.message : String(error),
+    });
+  }
+  // An idle connection that breaks (server restart) must not crash the process: the pool drops
+  // it and the next query opens a new one.
+  pool.on('error', (error) => {
+    logger.warn({ err: error.message }, 'idle PostgreSQL connection failed');
+  });
+
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    await pool.end().catch(() => {});
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UserError(`cannot connect to PostgreSQL at ${where}: ${message}`, { cause: error });
+  }
+  try {
+    await migrate(client, logger);
+    client.release();
+  } catch (error) {
+    client.release(error instanceof Error ? error : true);
+    await pool.end().catch(() => {});
+    throw error;
+  }
+  return createPostgresStore(pool);
+}
+
+interface ChainRow {
+  chain: string;
+  indexed_block: number | null;
+  indexed_hash: string | null;
+  head: number;
+  last_error: string | null;
+  updated_at: number;
+}
+
+interface TokenRow {
+  address: string;
+  name: string;
+  symbol: string;
+  decimals: number;
+  total_supply: string | null;
+  cap: string | null;
+  burned_balance: string | null;
+  holder_count: number;
+  transfer_count: number;
+  first_block: number;
+  icon: string;
+}
+
+interface ApiKeyRow {
+  id: string;
+  hash: string;
+  label: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/** Transfers of one token inside a batch, and what they do to it. */
+interface TokenWork {
+  address: string;
+  transfers: TransferRecord[];
+  /** Net balance change per holder. */
+  deltas: Map<string, bigint>;
+  firstBlock: number;
+  /** Newest block of a mint/burn/burn-address transfer, or null when none. */
+  dirtyBlock: number | null;
+}
+
+/** What a batch or a rollback does to one surviving token. */
+interface TokenChange {
+  id: number;
+  deltas: Map<string, bigint>;
+  /** Transfers added (negative: removed). */
+  transfers: number;
+  /** Block of the supply mark, or null for none. */
+  dirty: number | null;
+}
+
+const TOKEN_COLUMNS =
+  'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
+const CHAIN_COLUMNS = 'chain, indexed_block, indexed_hash, head, last_error, updated_at';
+
+function toChainStatus(row: ChainRow): ChainStatus {
+  return {
+    chain: row.chain,
+    head: row.head,
+    indexed: row.indexed_block,
+    lastError: row.last_error,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
+  return {
+    chain,
+    address: decodeHex(row.address),
+    name: decodeText(row.name),
+    symbol: decodeText(row.symbol),
+    decimals: row.decimals,
+    totalSupply: decodeNullableAmount(row.total_supply),
+    cap: decodeNullableAmount(row.cap),
+    burnedBalance: decodeNullableAmount(row.burned_balance),
+    holderCount: row.holder_count,
+    transferCount: row.transfer_count,
+    firstBlock: row.first_block,
+    icon: row.icon,
+  };
+}
+
+function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    hash: row.hash,
+    label: row.label,
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function addDelta(deltas: Map<string, bigint>, holder: string, delta: bigint): void {
+  deltas.set(holder, (deltas.get(holder) ?? 0n) + delta);
+}
+
+/** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */
+function storableMessage(message: string | null): string | null {
+  return message === null ? null : message.replaceAll('\0', '\uFFFD');
+}
+
+/*
+ * Statements with a fixed text run as named prepared statements (parsed and planned once per
+ * connection). Bulk statements take whole columns as array parameters and `unnest` them, so a
+ * batch of any size is one statement per table.
+ */
+const SQL = {
+  lockChain: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
+  chainForWrite: 'SELECT indexed_block, journal_floor FROM chains WHERE chain = $1',
+  getChain: `SELECT ${CHAIN_COLUMNS} FROM chains WHERE chain = $1`,
+  listChains: `SELECT ${CHAIN_COLUMNS} FROM chains ORDER BY chain`,
+  setStatus: `
+    INSERT INTO chains (chain, head, last_error, updated_at)
+    VALUES ($1, coalesce($2::bigint, 0), $3, $5)
+    ON CONFLICT (chain) DO UPDATE SET
+      head = coalesce($2::bigint, chains.head),
+      last_error = CASE WHEN $4::boolean THEN $3 ELSE chains.last_error END,
+      updated_at = $5`,
+  // Prunes the journal and the block refs below the window, then moves the checkpoint.
+  afterBatch: `
+    WITH pruned_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number < $7),
+    pruned_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number < $7)
+    INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (chain) DO UPDATE SET
+      indexed_block = excluded.indexed_block,
+      indexed_hash = excluded.indexed_hash,
+      head = excluded.head,
+      updated_at = excluded.updated_at,
+      token_count = chains.token_count + excluded.token_count,
+      journal_floor = greatest(chains.journal_floor, excluded.journal_floor)`,
+  afterRollback: `
+    WITH dropped_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number > $2),
+    dropped_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number > $2)
+    UPDATE chains SET indexed_block = $2, indexed_hash = $3, updated_at = $4,
+      token_count = token_count - $5
+    WHERE chain = $1`,
+
+  knownTokens: 'SELECT id, address FROM tokens WHERE chain = $1 AND address = ANY($2::bytea[])',
+  // ORDER BY ord: ids follow first appearance in the batch, as in SQLite (tokensNeedingSupply breaks ties by id).
+  insertTokens: `
+    INSERT INTO tokens (chain, address, name, symbol, decimals, first_block)
+    SELECT $1, address, name, symbol, decimals, first_block
+    FROM unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[])
+      WITH ORDINALITY AS u(address, name, symbol, decimals, first_block, ord)
+    ORDER BY ord
+    RETURNING id, address`,
+  insertTransfers: `
+    INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value)
+    SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
+      $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])`,
+  insertJournal: `
+    INSERT INTO recent_block_tokens (chain, block_number, token_id)
+    SELECT $1, * FROM unnest($2::bigint[], $3::integer[])
+    ON CONFLICT DO NOTHING`,
+  /*
+   * One statement applies the net balance changes and the token counters. The upsert returns
+   * each new amount; the old one is new − delta, so the holder-count change per token needs no
+   * second read. Rows that reach zero are returned, to be deleted (a zero balance has no row,
+   * as in SQLite). `$8` replaces the supply mark (rollback) instead of raising it (batch).
+   */
+  applyChanges: `
+    WITH d AS (
+      SELECT * FROM unnest($1::integer[], $2::bytea[], $3::numeric[], $4::boolean[])
+        AS d(token_id, holder, delta, counts)
+    ), up AS (
+      INSERT INTO balances AS b (token_id, holder, amount)
+      SELECT token_id, holder, delta FROM d
+      ON CONFLICT (token_id, holder) DO UPDATE SET amount = b.amount + excluded.amount
+      RETURNING b.token_id, b.holder, b.amount
+    ), changed AS (
+      SELECT up.token_id,
+        sum(CASE WHEN d.counts THEN (up.amount > 0)::integer - (up.amount - d.delta > 0)::integer ELSE 0 END)
+          AS holders
+      FROM up JOIN d ON d.token_id = up.token_id AND d.holder = up.holder
+      GROUP BY up.token_id
+    ), touched AS (
+      UPDATE tokens AS t SET
+        holder_count = t.holder_count + coalesce(changed.holders, 0),
+        transfer_count = t.transfer_count + u.transfers,
+        supply_dirty = CASE WHEN $8::boolean THEN u.dirty ELSE greatest(t.supply_dirty, u.dirty) END
+      FROM unnest($5::integer[], $6::bigint[], $7::bigint[]) AS u(id, transfers, dirty)
+        LEFT JOIN changed ON changed.token_id = u.id
+      WHERE t.id = u.id
+    )
+    SELECT token_id, holder FROM up WHERE amount = 0`,
+  deleteEmptied: `
+    DELETE FROM balances AS b USING unnest($1::integer[], $2::bytea[]) AS z(token_id, holder)
+    WHERE b.token_id = z.token_id AND b.holder = z.holder AND b.amount = 0`,
+  upsertBlockRefs: `
+    INSERT INTO block_refs (chain, number, hash, parent_hash)
+    SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::bytea[])
+    ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash`,
+  blockRefs:
+    'SELECT number, hash, parent_hash FROM block_refs WHERE chain = $1 AND number BETWEEN $2 AND $3 ORDER BY number',
+
+  journalTokens: 'SELECT DISTINCT token_id FROM recent_block_tokens WHERE chain = $1 AND block_number > $2',
+  probeTokens: `
+    SELECT id AS token_id FROM tokens AS k WHERE chain = $1
+    AND EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)`,
+  deleteTransfersAbove: `
+    DELETE FROM transfers WHERE token_id = ANY($1::integer[]) AND block_number > $2
+    RETURNING token_id, from_addr, to_addr, value`,
+  tokensById: 'SELECT id, address, first_block FROM tokens WHERE id = ANY($1::integer[])',
+  dropTokens: `
+    WITH gone AS (DELETE FROM balances WHERE token_id = ANY($1::integer[]))
+    DELETE FROM tokens WHERE id = ANY($1::integer[])`,
+
+  dirtyTokens:
+    'SELECT address FROM tokens WHERE chain = $1 AND supply_dirty IS NOT NULL ORDER BY supply_dirty, id LIMIT $2',
+  staleTokens: `
+    SELECT address FROM tokens WHERE chain = $1 AND supply_dirty IS NULL AND supply_block < $2
+    ORDER BY supply_block, id LIMIT $3`,
+  updateSupplies: `
+    UPDATE tokens AS t SET total_supply = u.total_supply, cap = u.cap, burned_balance = u.burned_balance,
+      supply_block = u.at_block,
+      supply_dirty = CASE WHEN t.supply_dirty <= u.clear_below THEN NULL ELSE t.supply_dirty END
+    FROM unnest($2::bytea[], $3::numeric[], $4::numeric[], $5::numeric[], $6::bigint[], $7::bigint[])
+      AS u(address, total_supply, cap, burned_balance, at_block, clear_below)
+    WHERE t.chain = $1 AND t.address = u.address`,
+
+  getToken: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1 AND address = $2`,
+  /*
+   * Two steps: the page's keys come from a backward index-only scan of the primary key (the
+   * skipped OFFSET rows cost index entries, ~200 per page read, not one heap fetch each), then
+   * only the page's rows are fetched. An index-only scan is also cheaper than any sort-based
+   * plan whatever the planner believes about the token's size, so a busy token's deep page can
+   * never turn into a sort of all its transfers.
+   */
+  listTransfers: `
+    SELECT t.block_number, t.log_index, t.tx_index, t.tx_hash, t.from_addr, t.to_addr, t.value, t.time
+    FROM (
+      SELECT token_id, block_number, log_index FROM transfers
+      WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      ORDER BY block_number DESC, log_index DESC LIMIT $3 OFFSET $4
+    ) AS page
+    JOIN transfers AS t
+      ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
+    ORDER BY page.block_number DESC, page.log_index DESC`,
+  // One statement, so the total and the page come from one snapshot; the LEFT JOIN keeps one
+  // row (with the total) when the page is empty.
+  listTokens: `
+    SELECT (SELECT token_count FROM chains WHERE chain = $1) AS total, p.*
+    FROM (VALUES (1)) AS one
+    LEFT JOIN LATERAL (
+      SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1
+      ORDER BY holder_count DESC, transfer_count DESC, address ASC LIMIT $2 OFFSET $3
+    ) AS p ON true`,
+  getBalance: `
+    SELECT amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND holder = $3`,
+
+  insertKey: 'INSERT INTO api_keys (id, hash, label, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5)',
+  listKeys: 'SELECT id, hash, label, created_at, revoked_at FROM api_keys ORDER BY created_at, id',
+  revokeKey: 'UPDATE api_keys SET revoked_at = $2 WHERE (id = $1 OR hash = $1) AND revoked_at IS NULL',
+  findKey: 'SELECT id, hash, label, created_at, revoked_at FROM api_keys WHERE hash = $1',
+
+  ...NEO_SQL,
+} as const;
+
+type StatementName = keyof typeof SQL;
+
+/** The transfer-page statement, for benchmarks that show its plan. */
+export const LIST_TRANSFERS_SQL: string = SQL.listTransfers;
+
+/**
+ * Runs `prepare` (encoding the next statement's parameters) while `inFlight` (the statement
+ * before it) executes on the server, then waits for `inFlight`. One connection runs one statement
+ * at a time, so this is the overlap there is: the server works while this thread encodes. When
+ * `prepare` throws, `inFlight` is still waited for, so that the caller's ROLLBACK follows it.
+ */
+async function overlap<T>(inFlight: Promise<unknown> | undefined, prepare: () => T): Promise<T> {
+  let prepared: T;
+  try {
+    prepared = prepare();
+  } catch (error) {
+    await inFlight?.catch(() => {});
+    throw error;
+  }
+  await inFlight;
+  return prepared;
+}
+
+/** Builds the store over a pool whose database is migrated. */
+function createPostgresStore(pool: pg.Pool): Store {
+  let closed = false;
+
+  /** Runs a named prepared statement on `on` (a transaction's client, or the pool). */
+  function run<R extends pg.QueryResultRow>(
+    on: pg.Pool | pg.PoolClient,
+    name: StatementName,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    return on.query<R>({ name, text: SQL[name], values });
+  }
+
+  /** {@link run} on the pool, in the shape the NEO helpers take. */
+  const onPool = <R extends pg.QueryResultRow>(name: StatementName, values: unknown[]) =>
+    run<R>(pool, name, values);
+
+  /** Runs `fn` in a transaction on one connection; rolls back on any error. */
+  async function transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        // The connection is unusable: the pool must discard it, not hand it out again.
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Takes the chain's write lock and reads its checkpoint row. */
+  async function lockChain(
+    client: pg.PoolClient,
+    chain: string,
+  ): Promise<{ indexed_block: number | null; journal_floor: number } | undefined> {
+    await run(client, 'lockChain', [WRITE_LOCK_CLASS, chain]);
+    const result = await run<{ indexed_block: number | null; journal_floor: number }>(
+      client,
+      'chainForWrite',
+      [chain],
+    );
+    return result.rows[0];
+  }
+
+  /**
+   * Parameters of the statement that applies net balance changes and counter updates for the
+   * given tokens (`applyChanges`). `replaceDirty` sets the supply mark (rollback) instead of
+   * raising it (batch).
+   */
+  function prepareChanges(
+    changes: TokenChange[],
+    replaceDirty: boolean,
+    encoded: (address: string) => string = encodeHexDigits,
+  ): unknown[] {
+    const tokenIds: number[] = [];
+    const holders: string[] = [];
+    const deltas: bigint[] = [];
+    const counts: boolean[] = [];
+    for (const { id, deltas: map } of changes) {
+      const rows: [string, bigint, boolean][] = [];
+      for (const [holder, delta] of map) {
+        if (delta !== 0n) rows.push([encoded(holder), delta, !NON_HOLDERS.has(holder)]);
+      }
+      // Sorted keys walk the (token_id, holder) B-tree in order.
+      rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      for (const [holder, delta, count] of rows) {
+        tokenIds.push(id);
+        holders.push(holder);
+        deltas.push(delta);
+        counts.push(count);
+      }
+    }
+    return [
+      int4Array(tokenIds),
+      byteaArray(holders),
+      numericArray(deltas),
+      boolArray(counts),
+      int4Array(changes.map((c) => c.id)),
+      int8Array(changes.map((c) => c.transfers)),
+      int8Array(changes.map((c) => c.dirty)),
+      replaceDirty,
+    ];
+  }
+
+  /** Runs `applyChanges`, then deletes the balances that reached zero. */
+  async function executeChanges(client: pg.PoolClient, params: unknown[]): Promise<void> {
+    const emptied = await run<{ token_id: number; holder: string }>(client, 'applyChanges', params);
+    if (emptied.rows.length > 0) {
+      await run(client, 'deleteEmptied', [
+        int4Array(emptied.rows.map((r) => r.token_id)),
+        byteaArray(emptied.rows.map((r) => r.holder.slice(2))),
+      ]);
+    }
+  }
+
+  async function applyBatchIn(client: pg.PoolClient, batch: IndexBatch): Promise<void> {
+    const { chain } = batch;
+    // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
+    const current = await lockChain(client, chain);
+    if (current?.indexed_block != null && batch.fromBlock !== current.indexed_block + 1) {
+      throw new TokenqueryError(
+        `batch for ${chain} starts at block ${batch.fromBlock}, but the checkpoint is block ${current.indexed_block}`,
+        { details: `expected fromBlock ${current.indexed_block + 1}` },
+      );
+    }
+    if (batch.toBlock < batch.fromBlock) {
+      throw new TokenqueryError(
+        `batch for ${chain} ends (${batch.toBlock}) before it starts (${batch.fromBlock})`,
+      );
+    }
+
+    const work = new Map<string, TokenWork>();
+    for (const transfer of batch.transfers) {
+      const block = transfer.blockNumber;
+      if (block < batch.fromBlock || block > batch.toBlock) {
+        throw new TokenqueryError(
+          `transfer in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${chain}`,
+        );
+      }
+      let token = work.get(transfer.token);
+      if (token === undefined) {
+        token = {
+          address: transfer.token,
+          transfers: [],
+          deltas: new Map(),
+          firstBlock: block,
+          dirtyBlock: null,
+        };
+        work.set(transfer.token, token);
+      }
+      token.transfers.push(transfer);
+      if (block < token.firstBlock) token.firstBlock = block;
+      if (transfer.from !== transfer.to) {
+        addDelta(token.deltas, transfer.from, -transfer.value);
+        addDelta(token.deltas, transfer.to, transfer.value);
+      }
+      if (SUPPLY_ADDRESSES.has(transfer.from) || SUPPLY_ADDRESSES.has(transfer.to)) {
+        token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
+      }
+    }
+
+    // NEO: asset transfers (counted, no balance change) and outputs (balance changes).
+    if (batch.neo !== undefined) addNeoWork(batch, batch.neo, work);
+
+    // Addresses repeat across transfers and balance keys: encode each once per batch.
+    const encodedCache = new Map<string, string>();
+    const encode = (value: string): string => {
+      let digits = encodedCache.get(value);
+      if (digits === undefined) {
+        digits = encodeHexDigits(value);
+        encodedCache.set(value, digits);
+      }
+      return digits;
+    };
+
+    // Token ids: the known ones in one read, the new ones in one insert.
+    const tokens = [...work.values()];
+    const ids = new Map<string, number>();
+    let newTokens = 0;
+    if (tokens.length > 0) {
+      const known = await run<{ id: number; address: string }>(client, 'knownTokens', [
+        chain,
+        byteaArray(tokens.map((t) => encode(t.address))),
+      ]);
+      for (const row of known.rows) ids.set(row.address.slice(2), row.id);
+      const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
+      const fresh: TokenWork[] = [];
+      for (const token of tokens) {
+        if (ids.has(encode(token.address))) continue;
+        if (!metadata.has(token.address)) {
+          throw new TokenqueryError(`batch for ${chain} lacks the metadata of new token ${token.address}`);
+        }
+        fresh.push(token);
+        // A new token's supply must be read; any read at or after its first block will do.
+        token.dirtyBlock = Math.max(token.dirtyBlock ?? token.firstBlock, token.firstBlock);
+      }
+      if (fresh.length > 0) {
+        const inserted = await run<{ id: number; address: string }>(client, 'insertTokens', [
+          chain,
+          byteaArray(fresh.map((t) => encode(t.address))),
+          byteaArray(fresh.map((t) => encodeText(metadata.get(t.address)!.name).slice(2))),
+          byteaArray(fresh.map((t) => encodeText(metadata.get(t.address)!.symbol).slice(2))),
+          int8Array(fresh.map((t) => metadata.get(t.address)!.decimals)),
+          int8Array(fresh.map((t) => t.firstBlock)),
+        ]);
+        for (const row of inserted.rows) ids.set(row.address.slice(2), row.id);
+        newTokens = fresh.length;
+      }
+    }
+
+    const journalFrom = batch.pruneBlocksBelow;
+    // Every transfer of the work: the batch's own and, on NEO, its asset transfers.
+    let count = 0;
+    for (const token of tokens) count += token.transfers.length;
+    const columns = {
+      tokenId: new Array<number>(count),
+      logIndex: new Array<number>(count),
+      block: new Array<number>(count),
+      time: new Array<number>(count),
+      txIndex: new Array<number>(count),
+      txHash: new Array<string>(count),
+      from: new Array<string>(count),
+      to: new Array<string>(count),
+      value: new Array<bigint>(count),
+    };
+    const journal = new Set<string>();
+    const journalBlocks: number[] = [];
+    const journalTokens: number[] = [];
+    const changes: TokenChange[] = [];
+    let row = 0;
+    // Grouped by token, in chain order within each: a token's rows of one batch share heap pages.
+    for (const token of tokens) {
+      const id = ids.get(encode(token.address))!;
+      changes.push({ id, deltas: token.deltas, transfers: token.transfers.length, dirty: token.dirtyBlock });
+      for (const t of token.transfers) {
+        columns.tokenId[row] = id;
+        columns.logIndex[row] = t.logIndex;
+        columns.block[row] = t.blockNumber;
+        columns.time[row] = t.time;
+        columns.txIndex[row] = t.txIndex;
+        columns.txHash[row] = encodeHexDigits(t.txHash);
+        columns.from[row] = encode(t.from);
+        columns.to[row] = encode(t.to);
+        columns.value[row] = t.value;
+        row++;
+        if (t.blockNumber >= journalFrom) {
+          const entry = `${t.blockNumber}:${id}`;
+          if (!journal.has(entry)) {
+            journal.add(entry);
+            journalBlocks.push(t.blockNumber);
+            journalTokens.push(id);
+          }
+        }
+      }
+    }
+    // One statement is in flight while this thread encodes the parameters of the next (see overlap()).
+    const inserting =
+      count > 0
+        ? run(client, 'insertTransfers', [
+            int4Array(columns.tokenId),
+            int4Array(columns.logIndex),
+            int8Array(columns.block),
+            int8Array(columns.time),
+            int4Array(columns.txIndex),
+            byteaArray(columns.txHash),
+            byteaArray(columns.from),
+            byteaArray(columns.to),
+            numericArray(columns.value),
+          ])
+        : undefined;
+    const changeParams = await overlap(inserting, () =>
+      changes.length > 0 ? prepareChanges(changes, false, encode) : null,
+    );
+    if (journalBlocks.length > 0) {
+      await run(client, 'insertJournal', [chain, int8Array(journalBlocks), int4Array(journalTokens)]);
+    }
+    const changing = changeParams === null ? undefined : executeChanges(client, changeParams);
+    const refParams = await overlap(changing, () => {
+      if (batch.blocks.length === 0) return null;
+      // Last one wins when a block appears twice, as with SQLite's row-by-row upsert.
+      const refs = new Map<number, BlockRef>();
+      for (const ref of batch.blocks) refs.set(ref.number, ref);
+      const list = [...refs.values()];
+      return [
+        chain,
+        int8Array(list.map((r) => r.number)),
+        byteaArray(list.map((r) => encodeHexDigits(r.hash))),
+        byteaArray(list.map((r) => encodeHexDigits(r.parentHash))),
+      ];
+    });
+    if (refParams !== null) await run(client, 'upsertBlockRefs', refParams);
+    if (batch.neo !== undefined) {
+      await writeNeoPart((name, values) => run(client, name, values), chain, batch.neo);
+    }
+    await run(client, 'afterBatch', [
+      chain,
+      batch.toBlock,
+      batch.toBlockHash === null ? null : encodeHex(batch.toBlockHash),
+      batch.head,
+      Date.now(),
+      newTokens,
+      batch.pruneBlocksBelow,
+    ]);
+  }
+
+  async function rollbackIn(
+    client: pg.PoolClient,
+    chain: string,
+    toBlock: number,
+    toBlockHash: string | null,
+  ): Promise<RollbackResult> {
+    const current = await lockChain(client, chain);
+    // NEO has one-block finality; its outputs, deployments and asset facts are not journaled.
+    if (await hasNeoData((name, values) => run(client, name, values), chain)) {
+      throw new TokenqueryError(`cannot roll back ${chain}: NEO data is final`);
+    }
+    if (current?.indexed_block == null) {
+      throw new TokenqueryError(`cannot roll back ${chain}: nothing is indexed yet`);
+    }
+    if (toBlock > current.indexed_block) {
+      throw new TokenqueryError(
+        `cannot roll back ${chain} to block ${toBlock}: the checkpoint is block ${current.indexed_block}`,
+      );
+    }
+    // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
+    const candidates = await run<{ token_id: number }>(
+      client,
+      toBlock + 1 >= current.journal_floor ? 'journalTokens' : 'probeTokens',
+      [chain, toBlock],
+    );
+    const tokenIds = candidates.rows.map((r) => r.token_id);
+
+    const affected: string[] = [];
+    let removedTransfers = 0;
+    let removedTokens = 0;
+    if (tokenIds.length > 0) {
+      const removed = await run<{ token_id: number; from_addr: string; to_addr: string; value: string }>(
+        client,
+        'deleteTransfersAbove',
+        [int4Array(tokenIds), toBlock],
+      );
+      removedTransfers = removed.rows.length;
+      const byToken = new Map<number, typeof removed.rows>();
+      for (const r of removed.rows) {
+        let list = byToken.get(r.token_id);
+        if (list === undefined) {
+          list = [];
+          byToken.set(r.token_id, list);
+        }
+        list.push(r);
+      }
+      const tokens = await run<{ id: number; address: string; first_block: number }>(client, 'tokensById', [
+        int4Array([...byToken.keys()]),
+      ]);
+      const dropped: number[] = [];
+      const changes: TokenChange[] = [];
+      for (const token of tokens.rows) {
+        const rows = byToken.get(token.id)!;
+        affected.push(decodeHex(token.address));
+        if (token.first_block > toBlock) {
+          // Every transfer of the token is gone, so it was never seen: drop it whole.
+          dropped.push(token.id);
+          continue;
+        }
+        const deltas = new Map<string, bigint>();
+        for (const r of rows) {
+          const amount = decodeAmount(r.value);
+          const from = decodeHex(r.from_addr);
+          const to = decodeHex(r.to_addr);
+          if (from === to) continue;
+          addDelta(deltas, from, amount);
+          addDelta(deltas, to, -amount);
+        }
+        // A supply read at or after the common ancestor reflects the surviving history.
+        changes.push({ id: token.id, deltas, transfers: -rows.length, dirty: toBlock });
+      }
+      if (dropped.length > 0) {
+        await run(client, 'dropTokens', [int4Array(dropped)]);
+        removedTokens = dropped.length;
+      }
+      if (changes.length > 0) await executeChanges(client, prepareChanges(changes, true));
+    }
+    await run(client, 'afterRollback', [
+      chain,
+      toBlock,
+      toBlockHash === null ? null : encodeHex(toBlockHash),
+      Date.now(),
+      removedTokens,
+    ]);
+    affected.sort();
+    return { affectedTokens: affected, removedTransfers };
+  }
+
+  async function updateSuppliesIn(
+    client: pg.PoolClient,
+    chain: string,
+    updates: SupplyUpdate[],
+  ): Promise<void> {
+    // Applied one after another, the last update of a token sets its values, and the mark is
+    // cleared when any of them was read at or after it: the same as one row per token with the
+    // last values and the newest block.
+    const merged = new Map<string, { update: SupplyUpdate; newest: number }>();
+    for (const update of updates) {
+      const seen = merged.get(update.address);
+      merged.set(update.address, {
+        update,
+        newest: Math.max(seen?.newest ?? update.atBlock, update.atBlock),
+      });
+    }
+    const list = [...merged.values()];
+    await lockChain(client, chain);
+    await run(client, 'updateSupplies', [
+      chain,
+      byteaArray(list.map((m) => encodeHexDigits(m.update.address))),
+      numericArray(list.map((m) => m.update.totalSupply)),
+      numericArray(list.map((m) => m.update.cap)),
+      numericArray(list.map((m) => m.update.burnedBalance)),
+      int8Array(list.map((m) => m.update.atBlock)),
+      int8Array(list.map((m) => m.newest)),
+    ]);
+  }
+
+  return {
+    kind: 'postgres',
+
+    async getCheckpoint(chain: string): Promise<Checkpoint | null> {
+      const row = (await run<ChainRow>(pool, 'getChain', [chain])).rows[0];
+      if (row?.indexed_block == null) return null;
+      return {
+        block: row.indexed_block,
+        hash: row.indexed_hash === null ? null : decodeHex(row.indexed_hash),
+      };
+    },
+
+    async applyBatch(batch: IndexBatch): Promise<void> {
+      await transaction((client) => applyBatchIn(client, batch));
+    },
+
+    async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {
+      const result = await run<{ number: number; hash: string; parent_hash: string }>(pool, 'blockRefs', [
+        chain,
+        from,
+        to,
+      ]);
+      return result.rows.map((row) => ({
+        number: row.number,
+        hash: decodeHex(row.hash),
+        parentHash: decodeHex(row.parent_hash),
+      }));
+    },
+
+    async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
+      return transaction((client) => rollbackIn(client, chain, toBlock, toBlockHash));
+    },
+
+    async tokensNeedingSupply(chain: string, staleBefore: number, limit: number): Promise<string[]> {
+      const dirty = (await run<{ address: string }>(pool, 'dirtyTokens', [chain, limit])).rows;
+      const stale =
+        dirty.length < limit
+          ? (await run<{ address: string }>(pool, 'staleTokens', [chain, staleBefore, limit - dirty.length]))
+              .rows
+          : [];
+      return [...dirty, ...stale].map((row) => decodeHex(row.address));
+    },
+
+    async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
+      if (updates.length === 0) return;
+      await transaction((client) => updateSuppliesIn(client, chain, updates));
+    },
+
+    async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void> {
+      await run(pool, 'setStatus', [
+        chain,
+        status.head ?? null,
+        storableMessage(status.lastError ?? null),
+        status.lastError !== undefined,
+        Date.now(),
+      ]);
+    },
+
+    async getChainStatus(chain: string): Promise<ChainStatus | null> {
+      const row = (await run<ChainRow>(pool, 'getChain', [chain])).rows[0];
+      return row === undefined ? null : toChainStatus(row);
+    },
+
+    async listChainStatuses(): Promise<ChainStatus[]> {
+      return (await run<ChainRow>(pool, 'listChains', [])).rows.map(toChainStatus);
+    },
+
+    async getToken(chain: string, address: string): Promise<TokenRecord | null> {
+      const row = (await run<TokenRow>(pool, 'getToken', [chain, encodeHex(address)])).rows[0];
+      return row === undefined ? null : toTokenRecord(chain, row);
+    },
+
+    async listTransfers(
+      chain: string,
+      token: string,
+      offset: number,
+      limit: number,
+    ): Promise<TransferRecord[]> {
+      const result = await run<{
+        block_number: number;
+        log_index: number;
+        tx_index: number;
+        tx_hash: string;
+        from_addr: string;
+        to_addr: string;
+        value: string;
+        time: number;
+      }>(pool, 'listTransfers', [chain, encodeHex(token), limit, offset]);
+      return result.rows.map((row) => ({
+        token,
+        blockNumber: row.block_number,
+        logIndex: row.log_index,
+        txIndex: row.tx_index,
+        txHash: decodeHex(row.tx_hash),
+        from: decodeHex(row.from_addr),
+        to: decodeHex(row.to_addr),
+        value: decodeAmount(row.value),
+        time: row.time,
+      }));
+    },
+
+    async listTokens(chain: string, offset: number, limit: number): Promise<TokenPage> {
+      const result = await run<TokenRow & { total: number | null }>(pool, 'listTokens', [
+        chain,
+        limit,
+        offset,
+      ]);
+      const tokens: TokenRecord[] = [];
+      for (const row of result.rows) if (row.address !== null) tokens.push(toTokenRecord(chain, row));
+      return { total: result.rows[0]?.total ?? 0, tokens };
+    },
+
+    async getBalance(chain: string, token: string, holder: string): Promise<bigint> {
+      const result = await run<{ amount: string }>(pool, 'getBalance', [
+        chain,
+        encodeHex(token),
+        encodeHex(holder),
+      ]);
+      const row = result.rows[0];
+      return row === undefined ? 0n : decodeAmount(row.amount);
+    },
+
+    async getNeoOutputs(
+      chain: string,
+      refs: readonly { txid: string; n: number }[],
+    ): Promise<NeoOutputRow[]> {
+      return getNeoOutputs(onPool, chain, refs);
+    },
+
+    async getNeoToken(chain: string, address: string): Promise<NeoTokenRecord | null> {
+      return getNeoToken(onPool, chain, address);
+    },
+
+    async listNeoTokens(chain: string, offset: number, limit: number): Promise<NeoTokenPage> {
+      return listNeoTokens(onPool, chain, offset, limit);
+    },
+
+    async listNeoContracts(chain: string, offset: number, limit: number): Promise<NeoContractRecord[]> {
+      return listNeoContracts(onPool, chain, offset, limit);
+    },
+
+    async createApiKey(key: ApiKeyRecord): Promise<void> {
+      try {
+        await run(pool, 'insertKey', [key.id, key.hash, key.label, key.createdAt, key.revokedAt]);
+      } catch (error) {
+        if (error instanceof pg.DatabaseError && error.code === '23505') {
+          throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
+        }
+        throw error;
+      }
+    },
+
+    async listApiKeys(): Promise<ApiKeyRecord[]> {
+      return (await run<ApiKeyRow>(pool, 'listKeys', [])).rows.map(toApiKey);
+    },
+
+    async revokeApiKey(idOrHash: string, at: number): Promise<boolean> {
+      return ((await run(pool, 'revokeKey', [idOrHash, at])).rowCount ?? 0) > 0;
+    },
+
+    async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+      const row = (await run<ApiKeyRow>(pool, 'findKey', [hash])).rows[0];
+      return row === undefined ? null : toApiKey(row);
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
