@@ -220,6 +220,54 @@ export interface ChainStatus {
   lastError: string | null;
   /** Unix milliseconds of the last status update. */
   updatedAt: number;
+  /** The last writer elected for the chain (backends with writer election, once one was elected). */
+  writer?: ChainWriter;
+  /**
+   * This process's own indexer for the chain, when it runs one beside the API (`start` with a
+   * backend that elects writers): the elected writer, or a standby waiting to take over.
+   */
+  role?: WriterRole;
+}
+
+/** Who was elected to write a chain (see {@link Store.acquireWriterLease}). */
+export interface ChainWriter {
+  /** `<host>:<pid>` of the elected process. */
+  id: string;
+  /** Number of the election: every newly elected writer of the chain gets a higher one. */
+  epoch: number;
+  /** Unix milliseconds of the election. */
+  since: number;
+}
+
+export type WriterRole = 'writer' | 'standby';
+
+/** How {@link Store.acquireWriterLease} waits. */
+export interface WriterLeaseOptions {
+  /** Stops waiting (the call resolves with null) and, once elected, nothing else. */
+  signal: AbortSignal;
+  /** Names this process in `/status` and the logs; default `<host>:<pid>`. */
+  writerId?: string;
+  /** How often a standby tries to take over; default 1000 ms. */
+  pollIntervalMs?: number;
+  /** Called once when another process holds the chain and this one starts waiting as a standby. */
+  onStandby?: (writer: ChainWriter | null) => void;
+}
+
+/** This process's right to write one chain, until it is released or lost. */
+export interface WriterLease {
+  readonly chain: string;
+  /** The election number (see {@link ChainWriter.epoch}). */
+  readonly epoch: number;
+  /**
+   * The store to write the chain through. Each of its write transactions for the chain checks that
+   * this lease is still the newest election and fails with {@link WriterLeaseLostError} otherwise,
+   * so a writer that lost its lease can never commit (fencing). Reads and `close` are the store's.
+   */
+  readonly store: Store;
+  /** Aborted when the lease is lost: its lock connection failed, or a newer writer was elected. */
+  readonly lost: AbortSignal;
+  /** Gives the chain up, so a standby can take over at once. Idempotent. */
+  release(): Promise<void>;
 }
 
 export interface ApiKeyRecord {
@@ -300,6 +348,15 @@ export interface Store {
   /** Revokes by id or by hash; returns false when no active key matched. */
   revokeApiKey(idOrHash: string, at: number): Promise<boolean>;
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+
+  // ---- writer election (backends shared by several processes) ----
+  /**
+   * Optional: waits until this process is the one writer of `chain` among all processes sharing
+   * the store, and resolves with the lease; resolves with null when `options.signal` aborts
+   * first. A backend without it (SQLite) supports one indexing process per store; callers then
+   * write through the store itself (see `acquireWriterLease` in `writer-lease.ts`).
+   */
+  acquireWriterLease?(chain: string, options: WriterLeaseOptions): Promise<WriterLease | null>;
 
   close(): Promise<void>;
 }

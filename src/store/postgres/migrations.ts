@@ -127,6 +127,18 @@ export const MIGRATIONS: readonly Migration[] = [
     name: '0002_neo',
     sql: NEO_MIGRATION_SQL,
   },
+  {
+    // Writer election (writer-election.ts): `writer_epoch` is bumped by every newly elected
+    // writer of the chain and checked by each of its write transactions (fencing); `writer_id`
+    // and `writer_since` say who it is in /status. A constant default makes this instant.
+    name: '0003_writer_election',
+    sql: `
+      ALTER TABLE chains
+        ADD COLUMN writer_epoch bigint NOT NULL DEFAULT 0,
+        ADD COLUMN writer_id text,
+        ADD COLUMN writer_since bigint;
+    `,
+  },
 ];
 
 /** Highest applied version, or 0 when the migrations table does not exist yet. */

@@ -2,7 +2,7 @@
  * The NEO (Legacy 2.x) part of the PostgreSQL store: the UTXO output table, contract
  * deployments and asset facts (migration `0002_neo`), and the reads the NEO operations need.
  * Same semantics as the SQLite store's neo-tables.ts, which the contract suite checks: global
- * assets are ordinary rows of `tokens`, and `addNeoWork` (shared with SQLite) turns a batch's
+ * assets are ordinary rows of `tokens`, and `planBatch` (src/store/batch-plan.ts, shared with SQLite) turns a batch's
  * outputs into balance deltas before `applyBatch` applies them with everything else.
  */
 import type pg from 'pg';
@@ -23,8 +23,6 @@ import {
   encodeHexDigits,
   encodeText,
 } from './codec.js';
-
-export { addNeoWork } from '../sqlite/neo-tables.js';
 
 /** The `0002_neo` migration of the PostgreSQL store. */
 export const NEO_MIGRATION_SQL = `

@@ -1,7 +1,7 @@
 import pg from 'pg';
-import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { addDelta, checkBatchStart, NON_HOLDERS, planBatch, type TokenWork } from '../batch-plan.js';
 import type {
   ApiKeyRecord,
   BlockRef,
@@ -29,9 +29,10 @@ import {
   encodeHexDigits,
   encodeText,
 } from './codec.js';
-import { migrate } from './migrations.js';
+import { WRITE_LOCK_CLASS } from './locks.js';
+import { MIGRATIONS, MIGRATIONS_TABLE, migrate } from './migrations.js';
+import { createWriterElection, type WriteFence } from './writer-election.js';
 import {
-  addNeoWork,
   getNeoOutputs,
   getNeoToken,
   hasNeoData,
@@ -50,23 +51,21 @@ export interface PostgresStoreOptions {
   logger: Logger;
   /** Connections in this process's pool. Default 10. */
   maxConnections?: number;
+  /**
+   * A read replica (`serve --db-read`): no migrations (a hot standby refuses writes; the primary
+   * migrates and the replica replays it), and every session is read-only, so a write by mistake
+   * fails instead of reaching a database that is not the primary. Default false.
+   */
+  readOnly?: boolean;
 }
 
-/**
- * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
- * `from` of a mint and the `to` of a burn. `0x…dead` counts like any other address.
- */
-const NON_HOLDERS: ReadonlySet<string> = new Set([ZERO_ADDRESS, '']);
-/** A transfer from or to one of these changes the supply figures the API shows. */
-const SUPPLY_ADDRESSES: ReadonlySet<string> = new Set([ZERO_ADDRESS, DEAD_ADDRESS, '']);
-
-/**
- * First key of the transaction-level advisory lock each write to a chain takes (`tq`), the
- * second being `hashtext(chain)`. It serializes a chain's writers between processes as SQLite's
+/*
+ * Every write transaction of a chain first takes the chain's transaction-level advisory lock
+ * (WRITE_LOCK_CLASS, locks.ts). It serializes a chain's writers between processes as SQLite's
  * write lock does, so the checkpoint check and the write cannot interleave, and an
- * `updateSupplies` cannot deadlock against an `applyBatch` on the same token rows.
+ * `updateSupplies` cannot deadlock against an `applyBatch` on the same token rows. A writer
+ * election takes it too, which is what makes the fencing of writer-election.ts exact.
  */
-const WRITE_LOCK_CLASS = 0x7471;
 
 const INT8_OID = 20;
 const BYTEA_OID = 17;
@@ -112,7 +111,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       application_name: 'tokenquery',
       // The store decodes hex output only; a server configured for `escape` output is overridden.
       onConnect: async (client) => {
-        await client.query("SET bytea_output = 'hex'");
+        await client.query(
+          options.readOnly === true
+            ? "SET bytea_output = 'hex'; SET default_transaction_read_only = on"
+            : "SET bytea_output = 'hex'",
+        );
       },
     });
   } catch (error) {
@@ -136,14 +139,49 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw new UserError(`cannot connect to PostgreSQL at ${where}: ${message}`, { cause: error });
   }
   try {
-    await migrate(client, logger);
+    if (options.readOnly === true) await checkReplicaSchema(client, where);
+    else await migrate(client, logger);
     client.release();
   } catch (error) {
     client.release(error instanceof Error ? error : true);
     await pool.end().catch(() => {});
     throw error;
   }
-  return createPostgresStore(pool);
+  return createPostgresStore(pool, { url, logger });
+}
+
+/**
+ * A replica must hold the schema this version writes: it replays the primary's migrations, which
+ * the primary applies when the first process opens it. A replica that lags is waited for (up to
+ * 30 s); one that is behind for longer, or ahead, is refused with a clear message.
+ */
+async function checkReplicaSchema(client: pg.PoolClient, where: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const exists = await client.query<{ table: string | null }>('SELECT to_regclass($1) AS "table"', [
+      MIGRATIONS_TABLE,
+    ]);
+    const version =
+      exists.rows[0]?.table == null
+        ? 0
+        : ((
+            await client.query<{ version: number | null }>(
+              `SELECT max(version) AS version FROM ${MIGRATIONS_TABLE}`,
+            )
+          ).rows[0]?.version ?? 0);
+    if (version === MIGRATIONS.length) return;
+    if (version > MIGRATIONS.length) {
+      throw new UserError(
+        `the read replica at ${where} has a newer schema (version ${version}) than this tokenquery understands (${MIGRATIONS.length}); upgrade tokenquery`,
+      );
+    }
+    if (Date.now() > deadline) {
+      throw new UserError(
+        `the read replica at ${where} has schema version ${version}, this tokenquery needs ${MIGRATIONS.length}: is it a replica of the --db database, and has a process opened that one since the upgrade?`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
 }
 
 interface ChainRow {
@@ -153,6 +191,9 @@ interface ChainRow {
   head: number;
   last_error: string | null;
   updated_at: number;
+  writer_epoch: number;
+  writer_id: string | null;
+  writer_since: number | null;
 }
 
 interface TokenRow {
@@ -177,17 +218,6 @@ interface ApiKeyRow {
   revoked_at: number | null;
 }
 
-/** Transfers of one token inside a batch, and what they do to it. */
-interface TokenWork {
-  address: string;
-  transfers: TransferRecord[];
-  /** Net balance change per holder. */
-  deltas: Map<string, bigint>;
-  firstBlock: number;
-  /** Newest block of a mint/burn/burn-address transfer, or null when none. */
-  dirtyBlock: number | null;
-}
-
 /** What a batch or a rollback does to one surviving token. */
 interface TokenChange {
   id: number;
@@ -200,16 +230,21 @@ interface TokenChange {
 
 const TOKEN_COLUMNS =
   'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
-const CHAIN_COLUMNS = 'chain, indexed_block, indexed_hash, head, last_error, updated_at';
+const CHAIN_COLUMNS =
+  'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since';
 
 function toChainStatus(row: ChainRow): ChainStatus {
-  return {
+  const status: ChainStatus = {
     chain: row.chain,
     head: row.head,
     indexed: row.indexed_block,
     lastError: row.last_error,
     updatedAt: row.updated_at,
   };
+  if (row.writer_epoch > 0) {
+    status.writer = { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 };
+  }
+  return status;
 }
 
 function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
@@ -239,10 +274,6 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
-function addDelta(deltas: Map<string, bigint>, holder: string, delta: bigint): void {
-  deltas.set(holder, (deltas.get(holder) ?? 0n) + delta);
-}
-
 /** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */
 function storableMessage(message: string | null): string | null {
   return message === null ? null : message.replaceAll('\0', '\uFFFD');
@@ -255,7 +286,7 @@ function storableMessage(message: string | null): string | null {
  */
 const SQL = {
   lockChain: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
-  chainForWrite: 'SELECT indexed_block, journal_floor FROM chains WHERE chain = $1',
+  chainForWrite: 'SELECT indexed_block, journal_floor, writer_epoch FROM chains WHERE chain = $1',
   getChain: `SELECT ${CHAIN_COLUMNS} FROM chains WHERE chain = $1`,
   listChains: `SELECT ${CHAIN_COLUMNS} FROM chains ORDER BY chain`,
   setStatus: `
@@ -265,6 +296,26 @@ const SQL = {
       head = coalesce($2::bigint, chains.head),
       last_error = CASE WHEN $4::boolean THEN $3 ELSE chains.last_error END,
       updated_at = $5`,
+  // The same through a writer lease: it changes nothing unless the lease is the newest election.
+  setStatusFenced: `
+    UPDATE chains SET
+      head = coalesce($2::bigint, head),
+      last_error = CASE WHEN $4::boolean THEN $3 ELSE last_error END,
+      updated_at = $5
+    WHERE chain = $1 AND writer_epoch = $6`,
+  /*
+   * A new writer's election, under the chain's write lock (taken first, in the same transaction):
+   * every write transaction of the previous writer either committed before it, and the new writer
+   * reads its checkpoint after it, or starts after it and finds its own epoch outdated.
+   */
+  electWriter: `
+    INSERT INTO chains (chain, updated_at, writer_epoch, writer_id, writer_since)
+    VALUES ($1, $3, 1, $2, $3)
+    ON CONFLICT (chain) DO UPDATE SET
+      writer_epoch = chains.writer_epoch + 1,
+      writer_id = excluded.writer_id,
+      writer_since = excluded.writer_since
+    RETURNING writer_epoch`,
   // Prunes the journal and the block refs below the window, then moves the checkpoint.
   afterBatch: `
     WITH pruned_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number < $7),
@@ -537,51 +588,8 @@ function createPostgresStore(pool: pg.Pool): Store {
   async function applyBatchIn(client: pg.PoolClient, batch: IndexBatch): Promise<void> {
     const { chain } = batch;
     // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
-    const current = await lockChain(client, chain);
-    if (current?.indexed_block != null && batch.fromBlock !== current.indexed_block + 1) {
-      throw new TokenqueryError(
-        `batch for ${chain} starts at block ${batch.fromBlock}, but the checkpoint is block ${current.indexed_block}`,
-        { details: `expected fromBlock ${current.indexed_block + 1}` },
-      );
-    }
-    if (batch.toBlock < batch.fromBlock) {
-      throw new TokenqueryError(
-        `batch for ${chain} ends (${batch.toBlock}) before it starts (${batch.fromBlock})`,
-      );
-    }
-
-    const work = new Map<string, TokenWork>();
-    for (const transfer of batch.transfers) {
-      const block = transfer.blockNumber;
-      if (block < batch.fromBlock || block > batch.toBlock) {
-        throw new TokenqueryError(
-          `transfer in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${chain}`,
-        );
-      }
-      let token = work.get(transfer.token);
-      if (token === undefined) {
-        token = {
-          address: transfer.token,
-          transfers: [],
-          deltas: new Map(),
-          firstBlock: block,
-          dirtyBlock: null,
-        };
-        work.set(transfer.token, token);
-      }
-      token.transfers.push(transfer);
-      if (block < token.firstBlock) token.firstBlock = block;
-      if (transfer.from !== transfer.to) {
-        addDelta(token.deltas, transfer.from, -transfer.value);
-        addDelta(token.deltas, transfer.to, transfer.value);
-      }
-      if (SUPPLY_ADDRESSES.has(transfer.from) || SUPPLY_ADDRESSES.has(transfer.to)) {
-        token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
-      }
-    }
-
-    // NEO: asset transfers (counted, no balance change) and outputs (balance changes).
-    if (batch.neo !== undefined) addNeoWork(batch, batch.neo, work);
+    checkBatchStart(batch, (await lockChain(client, chain))?.indexed_block);
+    const work = planBatch(batch);
 
     // Addresses repeat across transfers and balance keys: encode each once per batch.
     const encodedCache = new Map<string, string>();

@@ -3,20 +3,17 @@
  * and asset facts (tables of migration `0002_neo`), and the reads the NEO operations need.
  *
  * Global assets are ordinary rows of `tokens`, so counts, balances and the token list work as
- * for any token. What differs is where their balances come from: {@link addNeoWork} turns a
+ * for any token. What differs is where their balances come from: `planBatch` (../batch-plan.ts) turns a
  * batch's outputs into balance deltas and adds its asset transfers without deltas, and
  * `applyBatch` applies both together with everything else of the batch, in one transaction.
  */
 import type Database from 'better-sqlite3';
-import { TokenqueryError } from '../../internal/errors.js';
 import type {
-  IndexBatch,
   NeoBatchPart,
   NeoContractRecord,
   NeoOutputRow,
   NeoTokenPage,
   NeoTokenRecord,
-  TransferRecord,
 } from '../types.js';
 import {
   decodeAmount,
@@ -28,64 +25,6 @@ import {
   type SqlValue,
   UNHEX_OR_VALUE,
 } from './codec.js';
-
-/** Transfers and balance changes of one token in a batch (the shape `applyBatch` works on). */
-export interface NeoTokenWork {
-  address: string;
-  transfers: TransferRecord[];
-  /** Net balance change per holder. */
-  deltas: Map<string, bigint>;
-  firstBlock: number;
-  /** Newest block of a transfer that may change the supply, or null when none. */
-  dirtyBlock: number | null;
-}
-
-/**
- * Adds the NEO part of `batch` to the per-token work of `applyBatch`: asset transfers are
- * stored and counted but move no balance; created outputs add to their owner's balance of
- * the asset, spent outputs take from it. Asset mints (claims, miner fees, issues: `from` is
- * `""`) mark the asset's supply for a new read. Rejects anything outside the batch's range.
- */
-export function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, NeoTokenWork>): void {
-  const inRange = (block: number, what: string): void => {
-    if (block < batch.fromBlock || block > batch.toBlock) {
-      throw new TokenqueryError(
-        `${what} in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
-      );
-    }
-  };
-  const entry = (token: string, block: number): NeoTokenWork => {
-    let token_ = work.get(token);
-    if (token_ === undefined) {
-      token_ = { address: token, transfers: [], deltas: new Map(), firstBlock: block, dirtyBlock: null };
-      work.set(token, token_);
-    } else if (block < token_.firstBlock) token_.firstBlock = block;
-    return token_;
-  };
-  for (const transfer of neo.assetTransfers) {
-    inRange(transfer.blockNumber, 'asset transfer');
-    const token = entry(transfer.token, transfer.blockNumber);
-    token.transfers.push(transfer);
-    if (transfer.from === '') token.dirtyBlock = Math.max(token.dirtyBlock ?? 0, transfer.blockNumber);
-  }
-  for (const [outputs, sign] of [
-    [neo.outputsCreated, 1n],
-    [neo.outputsSpent, -1n],
-  ] as const) {
-    for (const output of outputs) {
-      inRange(output.blockNumber, sign > 0n ? 'created output' : 'spent output');
-      if (output.value <= 0n) {
-        throw new TokenqueryError(`output ${output.txid}:${output.n} has a value of ${output.value}`);
-      }
-      const deltas = entry(output.asset, output.blockNumber).deltas;
-      deltas.set(output.address, (deltas.get(output.address) ?? 0n) + sign * output.value);
-    }
-  }
-  for (const deployment of neo.deployments) inRange(deployment.blockNumber, 'contract deployment');
-  for (const asset of neo.assets) {
-    if (asset.registration !== null) inRange(asset.registration.blockNumber, 'asset registration');
-  }
-}
 
 interface NeoTokenRow {
   address: SqlValue;

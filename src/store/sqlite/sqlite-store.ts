@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { addDelta, checkBatchStart, NON_HOLDERS, planBatch } from '../batch-plan.js';
 import type {
   ApiKeyRecord,
   BlockRef,
@@ -25,7 +25,6 @@ import {
   decodeAmount,
   decodeHex,
   decodeNullableAmount,
-  encodeAmount,
   encodeHex,
   encodeNullableAmount,
   pushAmountParams,
@@ -34,7 +33,7 @@ import {
   UNHEX_OR_VALUE,
 } from './codec.js';
 import { migrate } from './migrations.js';
-import { addNeoWork, createNeoTables } from './neo-tables.js';
+import { createNeoTables } from './neo-tables.js';
 
 export interface SqliteStoreOptions {
   /** Database file; its parent directory is created when missing. `:memory:` works for throwaway stores. */
@@ -43,14 +42,6 @@ export interface SqliteStoreOptions {
   /** How long a statement waits for another process's write lock. Default 10 000 ms. */
   busyTimeoutMs?: number;
 }
-
-/**
- * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
- * `from` of a mint and the `to` of a burn. `0x…dead` counts like any other address.
- */
-const NON_HOLDERS: ReadonlySet<string> = new Set([ZERO_ADDRESS, '']);
-/** A transfer from or to one of these changes the supply figures the API shows. */
-const SUPPLY_ADDRESSES: ReadonlySet<string> = new Set([ZERO_ADDRESS, DEAD_ADDRESS, '']);
 
 /** Opens (creating and migrating when needed) a SQLite store. */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
@@ -108,17 +99,6 @@ interface ApiKeyRow {
   label: string;
   created_at: number;
   revoked_at: number | null;
-}
-
-/** Transfers of one token inside a batch, and what they do to it. */
-interface TokenWork {
-  address: string;
-  transfers: TransferRecord[];
-  /** Net balance change per holder. */
-  deltas: Map<string, bigint>;
-  firstBlock: number;
-  /** Newest block of a mint/burn/burn-address transfer, or null when none. */
-  dirtyBlock: number | null;
 }
 
 function toChainStatus(row: ChainRow): ChainStatus {
@@ -206,10 +186,6 @@ function toApiKey(row: ApiKeyRow): ApiKeyRecord {
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };
-}
-
-function addDelta(deltas: Map<string, bigint>, holder: string, delta: bigint): void {
-  deltas.set(holder, (deltas.get(holder) ?? 0n) + delta);
 }
 
 /**
@@ -553,50 +529,8 @@ function createSqliteStore(db: Database.Database): Store {
     const { chain } = batch;
     validateBalanceCache();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
-    const current = sql.getChain.get(chain);
-    if (current?.indexed_block != null && batch.fromBlock !== current.indexed_block + 1) {
-      throw new TokenqueryError(
-        `batch for ${chain} starts at block ${batch.fromBlock}, but the checkpoint is block ${current.indexed_block}`,
-        { details: `expected fromBlock ${current.indexed_block + 1}` },
-      );
-    }
-    if (batch.toBlock < batch.fromBlock) {
-      throw new TokenqueryError(
-        `batch for ${chain} ends (${batch.toBlock}) before it starts (${batch.fromBlock})`,
-      );
-    }
-
-    const work = new Map<string, TokenWork>();
-    for (const transfer of batch.transfers) {
-      const block = transfer.blockNumber;
-      if (block < batch.fromBlock || block > batch.toBlock) {
-        throw new TokenqueryError(
-          `transfer in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${chain}`,
-        );
-      }
-      let token = work.get(transfer.token);
-      if (token === undefined) {
-        token = {
-          address: transfer.token,
-          transfers: [],
-          deltas: new Map(),
-          firstBlock: block,
-          dirtyBlock: null,
-        };
-        work.set(transfer.token, token);
-      }
-      token.transfers.push(transfer);
-      if (block < token.firstBlock) token.firstBlock = block;
-      if (transfer.from !== transfer.to) {
-        addDelta(token.deltas, transfer.from, -transfer.value);
-        addDelta(token.deltas, transfer.to, transfer.value);
-      }
-      if (SUPPLY_ADDRESSES.has(transfer.from) || SUPPLY_ADDRESSES.has(transfer.to)) {
-        token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
-      }
-    }
-
-    if (batch.neo !== undefined) addNeoWork(batch, batch.neo, work);
+    checkBatchStart(batch, sql.getChain.get(chain)?.indexed_block);
+    const work = planBatch(batch);
 
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
     const journalFrom = batch.pruneBlocksBelow;

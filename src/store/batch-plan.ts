@@ -1,0 +1,135 @@
+/**
+ * What a batch does to each token, worked out in memory before any backend writes it. Every
+ * backend applies the same plan, so they agree exactly on balances, holder counts, transfer
+ * counts and supply marks.
+ */
+import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
+import { TokenqueryError } from '../internal/errors.js';
+import type { IndexBatch, NeoBatchPart, TransferRecord } from './types.js';
+
+/**
+ * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
+ * `from` of a mint and the `to` of a burn. `0x…dead` counts like any other address.
+ */
+export const NON_HOLDERS: ReadonlySet<string> = new Set([ZERO_ADDRESS, '']);
+
+/** A transfer from or to one of these changes the supply figures the API shows. */
+export const SUPPLY_ADDRESSES: ReadonlySet<string> = new Set([ZERO_ADDRESS, DEAD_ADDRESS, '']);
+
+/** Transfers of one token inside a batch, and what they do to it. */
+export interface TokenWork {
+  address: string;
+  transfers: TransferRecord[];
+  /** Net balance change per holder. */
+  deltas: Map<string, bigint>;
+  firstBlock: number;
+  /** Newest block of a transfer that may change the supply, or null when none. */
+  dirtyBlock: number | null;
+}
+
+export function addDelta(deltas: Map<string, bigint>, holder: string, delta: bigint): void {
+  deltas.set(holder, (deltas.get(holder) ?? 0n) + delta);
+}
+
+/**
+ * Checks that `batch` continues the stored checkpoint (`indexedBlock`, null before the first
+ * batch) and is not empty backwards. Call it under the backend's write lock.
+ */
+export function checkBatchStart(batch: IndexBatch, indexedBlock: number | null | undefined): void {
+  const { chain } = batch;
+  if (indexedBlock != null && batch.fromBlock !== indexedBlock + 1) {
+    throw new TokenqueryError(
+      `batch for ${chain} starts at block ${batch.fromBlock}, but the checkpoint is block ${indexedBlock}`,
+      { details: `expected fromBlock ${indexedBlock + 1}` },
+    );
+  }
+  if (batch.toBlock < batch.fromBlock) {
+    throw new TokenqueryError(
+      `batch for ${chain} ends (${batch.toBlock}) before it starts (${batch.fromBlock})`,
+    );
+  }
+}
+
+/**
+ * Groups the batch's transfers by token with their net balance changes, first block and supply
+ * mark, then adds the NEO part (see {@link addNeoWork}). Rejects anything outside the batch's range.
+ */
+export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
+  const work = new Map<string, TokenWork>();
+  for (const transfer of batch.transfers) {
+    const block = transfer.blockNumber;
+    if (block < batch.fromBlock || block > batch.toBlock) {
+      throw new TokenqueryError(
+        `transfer in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
+      );
+    }
+    let token = work.get(transfer.token);
+    if (token === undefined) {
+      token = {
+        address: transfer.token,
+        transfers: [],
+        deltas: new Map(),
+        firstBlock: block,
+        dirtyBlock: null,
+      };
+      work.set(transfer.token, token);
+    }
+    token.transfers.push(transfer);
+    if (block < token.firstBlock) token.firstBlock = block;
+    if (transfer.from !== transfer.to) {
+      addDelta(token.deltas, transfer.from, -transfer.value);
+      addDelta(token.deltas, transfer.to, transfer.value);
+    }
+    if (SUPPLY_ADDRESSES.has(transfer.from) || SUPPLY_ADDRESSES.has(transfer.to)) {
+      token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
+    }
+  }
+  if (batch.neo !== undefined) addNeoWork(batch, batch.neo, work);
+  return work;
+}
+
+/**
+ * Adds the NEO part of `batch` to the per-token work: asset transfers are stored and counted
+ * but move no balance; created outputs add to their owner's balance of the asset, spent outputs
+ * take from it. Asset mints (claims, miner fees, issues: `from` is `""`) mark the asset's supply
+ * for a new read. Rejects anything outside the batch's range.
+ */
+function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, TokenWork>): void {
+  const inRange = (block: number, what: string): void => {
+    if (block < batch.fromBlock || block > batch.toBlock) {
+      throw new TokenqueryError(
+        `${what} in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
+      );
+    }
+  };
+  const entry = (address: string, block: number): TokenWork => {
+    let token = work.get(address);
+    if (token === undefined) {
+      token = { address, transfers: [], deltas: new Map(), firstBlock: block, dirtyBlock: null };
+      work.set(address, token);
+    } else if (block < token.firstBlock) token.firstBlock = block;
+    return token;
+  };
+  for (const transfer of neo.assetTransfers) {
+    inRange(transfer.blockNumber, 'asset transfer');
+    const token = entry(transfer.token, transfer.blockNumber);
+    token.transfers.push(transfer);
+    if (transfer.from === '') token.dirtyBlock = Math.max(token.dirtyBlock ?? 0, transfer.blockNumber);
+  }
+  for (const [outputs, sign] of [
+    [neo.outputsCreated, 1n],
+    [neo.outputsSpent, -1n],
+  ] as const) {
+    for (const output of outputs) {
+      inRange(output.blockNumber, sign > 0n ? 'created output' : 'spent output');
+      if (output.value <= 0n) {
+        throw new TokenqueryError(`output ${output.txid}:${output.n} has a value of ${output.value}`);
+      }
+      addDelta(entry(output.asset, output.blockNumber).deltas, output.address, sign * output.value);
+    }
+  }
+  for (const deployment of neo.deployments) inRange(deployment.blockNumber, 'contract deployment');
+  for (const asset of neo.assets) {
+    if (asset.registration !== null) inRange(asset.registration.blockNumber, 'asset registration');
+  }
+}

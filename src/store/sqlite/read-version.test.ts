@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { silentLogger } from '../../internal/logger.js';
+import type { IndexBatch, Store } from '../types.js';
+import { DATA_VERSION_CHECK_MS, openSqliteStore } from './sqlite-store.js';
+
+const TOKEN = `0x${'11'.repeat(20)}`;
+const HOLDER = `0x${'22'.repeat(20)}`;
+const ZERO = `0x${'00'.repeat(20)}`;
+
+function batch(block: number): IndexBatch {
+  return {
+    chain: 'eth',
+    fromBlock: block,
+    toBlock: block,
+    toBlockHash: null,
+    transfers: [
+      {
+        token: TOKEN,
+        blockNumber: block,
+        logIndex: 0,
+        txIndex: 0,
+        txHash: `0x${block.toString(16).padStart(64, '0')}`,
+        from: ZERO,
+        to: HOLDER,
+        value: 1n,
+        time: 1_700_000_000 + block,
+      },
+    ],
+    tokens: [{ address: TOKEN, name: 'T', symbol: 'T', decimals: 0 }],
+    blocks: [],
+    head: block,
+    pruneBlocksBelow: 0,
+  };
+}
+
+describe('SQLite readVersion', () => {
+  let dir: string;
+  let store: Store;
+  let other: Store;
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tq-version-'));
+    store = await openSqliteStore({ path: join(dir, 'db.sqlite'), logger: silentLogger() });
+    other = await openSqliteStore({ path: join(dir, 'db.sqlite'), logger: silentLogger() });
+  });
+  after(async () => {
+    await store.close();
+    await other.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const version = () => store.readVersion!();
+
+  test('stays the same while nothing is written, reads included', async () => {
+    const v = version();
+    await store.getToken('eth', TOKEN);
+    await store.listTokens('eth', 0, 10);
+    await sleep(2 * DATA_VERSION_CHECK_MS);
+    await other.listTransfers('eth', TOKEN, 0, 10);
+    assert.equal(version(), v);
+    assert.equal(version(), v);
+  });
+
+  test('moves at once after a write through the same handle', async () => {
+    const v = version();
+    await store.applyBatch(batch(1));
+    const w = version();
+    assert.notEqual(w, v);
+    await store.setChainStatus('eth', { head: 5 });
+    assert.notEqual(version(), w);
+  });
+
+  test('moves after another connection commits, within DATA_VERSION_CHECK_MS', async () => {
+    const v = version();
+    await other.applyBatch(batch(2));
+    await sleep(2 * DATA_VERSION_CHECK_MS);
+    const w = version();
+    assert.notEqual(w, v);
+    await other.updateSupplies('eth', [
+      { address: TOKEN, totalSupply: 9n, cap: null, burnedBalance: null, atBlock: 2 },
+    ]);
+    await sleep(2 * DATA_VERSION_CHECK_MS);
+    assert.notEqual(version(), w);
+    // And what it promises holds: the data read now is the new data.
+    assert.equal((await store.getToken('eth', TOKEN))?.totalSupply, 9n);
+  });
+
+  test('moves after a rollback by another connection', async () => {
+    await sleep(2 * DATA_VERSION_CHECK_MS);
+    const v = version();
+    await other.rollback('eth', 1, null);
+    await sleep(2 * DATA_VERSION_CHECK_MS);
+    assert.notEqual(version(), v);
+    assert.equal((await store.listTransfers('eth', TOKEN, 0, 10)).length, 1);
+  });
+});
