@@ -1,4 +1,4 @@
-// `npm run bench [-- backfill|api|neo] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
+// `npm run bench [-- backfill|api|neo|import] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +11,7 @@ import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
+import { renderImport, runImportBench } from './import.js';
 import { type NeoReport, runNeoBench } from './neo.js';
 import type { ProfileEntry, ProfileSummary } from './profile.js';
 
@@ -31,11 +32,15 @@ const { values, positionals } = parseArgs({
     connections: { type: 'string', default: '64' },
     profile: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    /** `import` only: rows of the synthetic export. */
+    'import-rows': { type: 'string', default: '1000000' },
   },
 });
 const which = positionals[0] ?? 'all';
-if (!['all', 'backfill', 'api', 'neo'].includes(which)) {
-  console.error(`unknown benchmark "${which}": use backfill, api, neo, or nothing for all`);
+if (!['all', 'backfill', 'api', 'neo', 'import'].includes(which)) {
+  console.error(
+    `unknown benchmark "${which}": use backfill, api, neo, import, or nothing for all but import`,
+  );
   process.exit(2);
 }
 const log = (line: string): void => console.error(`[bench] ${line}`);
@@ -54,7 +59,7 @@ process.once('SIGINT', () => {
 const sections: Record<string, string> = {};
 try {
   log(`${facts.cpu}, ${facts.cores} cores, Node ${facts.node}, ${facts.anvil}`);
-  if (which !== 'neo') {
+  if (which !== 'neo' && which !== 'import') {
     chain = await prepareChain(CHAIN);
     log(
       `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,
@@ -113,6 +118,20 @@ try {
       log,
     );
     sections.neo = renderNeo(report, facts);
+  }
+  if (which === 'import') {
+    const report = await runImportBench(
+      {
+        transfers: Number(values['import-rows']),
+        holders: 50_000,
+        tokens: 20,
+        seed: 1,
+        reps: Number(values.reps),
+        workDir,
+      },
+      log,
+    );
+    sections.import = renderImport(report, machineLine(facts));
   }
 } finally {
   await cleanUp();

@@ -73,7 +73,15 @@ const program = new Command()
     process.exit(error.exitCode === 0 || error.code === 'commander.help' ? error.exitCode : 2),
   );
 
+/** `--db-read` for the commands that serve the API. */
+const dbReadOption = () =>
+  new Option(
+    '--db-read <postgres://...>',
+    `read replica of the --db PostgreSQL database for the API's chain data; keys are read from --db [env ${ENV.dbRead}]`,
+  );
+
 withNodeOptions(program.command('start'))
+  .addOption(dbReadOption())
   .description('index the configured chains and serve the API, in one process')
   .addHelpText(
     'after',
@@ -87,6 +95,7 @@ withNodeOptions(program.command('start'))
   });
 
 withNodeOptions(program.command('serve'))
+  .addOption(dbReadOption())
   .description('serve the API only, from a store that an `index` process fills')
   .action(async (raw: RawOptions) => {
     const { config, logger } = setup(raw);
@@ -94,7 +103,9 @@ withNodeOptions(program.command('serve'))
   });
 
 withNodeOptions(program.command('index'))
-  .description('run the indexers only (no API); several processes may share one SQLite file')
+  .description(
+    'run the indexers only (no API); on PostgreSQL, index processes elect one writer per chain (the others stand by)',
+  )
   .action(async (raw: RawOptions) => {
     const { config, logger } = setup(raw);
     if (config.chains.length === 0)
@@ -122,6 +133,10 @@ program
   .option('--to-block <n>', 'last block the export covers (default: the block of its last row)')
   .option('--tmp-dir <dir>', 'directory for the sort file (default: the directory of --db)')
   .option('--finality <n>', `unfinalized window in blocks (default ${DEFAULTS.finalityDepth})`)
+  .option(
+    '--batch-transfers <n>',
+    'transfers per committed batch (default 20000): larger batches import faster and use more memory',
+  )
   .option(
     '--log-level <level>',
     `fatal|error|warn|info|debug|trace|silent (default info) [env ${ENV.logLevel}]`,
