@@ -189,6 +189,30 @@ describe('sqlite store', () => {
     }
   });
 
+  test('balances stay exact when the balance cache is smaller than the holders', async () => {
+    // 40 holders through a cache of 8: most balances are evicted and read again.
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger(), balanceCacheSize: 8 });
+    const holders = Array.from({ length: 40 }, (_, i) => `0x${(0x1000 + i).toString(16).padStart(40, '0')}`);
+    const expected = new Map<string, bigint>();
+    try {
+      for (let block = 1; block <= 30; block++) {
+        const batch = mintBatch(block, block, 0n);
+        batch.transfers = holders.map((to, i) => {
+          const value = BigInt(((block * 7 + i * 13) % 11) + 1);
+          expected.set(to, (expected.get(to) ?? 0n) + value);
+          return { ...batch.transfers[0]!, logIndex: i, to, value };
+        });
+        await store.applyBatch(batch);
+      }
+      for (const [holder, amount] of expected)
+        assert.equal(await store.getBalance('eth', TOKEN, holder), amount);
+      assert.equal((await store.getToken('eth', TOKEN))?.holderCount, holders.length);
+    } finally {
+      await store.close();
+    }
+  });
+
   test('the writer thread reports store errors with their message', async () => {
     const path = freshPath();
     const store = await openSqliteStoreWithWriterThread({ path, logger: silentLogger() });

@@ -41,6 +41,8 @@ export interface SqliteStoreOptions {
   logger: Logger;
   /** How long a statement waits for another process's write lock. Default 10 000 ms. */
   busyTimeoutMs?: number;
+  /** Balances the writer keeps in memory (see `balanceCache`). Default 500,000 (~75 MiB). */
+  balanceCacheSize?: number;
 }
 
 /** Opens (creating and migrating when needed) a SQLite store. */
@@ -75,7 +77,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     db.pragma('wal_autocheckpoint = 16384');
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     migrate(db, logger);
-    return createSqliteStore(db);
+    return createSqliteStore(db, options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE);
   } catch (error) {
     db.close();
     throw error;
@@ -224,8 +226,8 @@ const ROWS_PER_STATEMENT = 100;
 /** How stale `readVersion` may be about other connections' commits. */
 export const DATA_VERSION_CHECK_MS = 5;
 
-/** Bound of the indexer's balance cache: about 150 bytes each, so ~40 MiB at most. */
-const MAX_CACHED_BALANCES = 250_000;
+/** Default bound of the indexer's balance cache: about 150 bytes each, so ~75 MiB at most. */
+const DEFAULT_BALANCE_CACHE_SIZE = 500_000;
 
 /** `sql` repeated `rows` times, comma-separated: the VALUES list or IN list of a multi-row statement. */
 function rowsOf(sql: string, rows: number): string {
@@ -233,7 +235,7 @@ function rowsOf(sql: string, rows: number): string {
 }
 
 /** Builds the store over an open, migrated connection. Every statement is prepared once, here. */
-function createSqliteStore(db: Database.Database): Store {
+function createSqliteStore(db: Database.Database, balanceCacheSize: number): Store {
   const sql = {
     // ---- chains ----
     getChain: db.prepare<[string], ChainRow>('SELECT * FROM chains WHERE chain = ?'),
@@ -424,7 +426,7 @@ function createSqliteStore(db: Database.Database): Store {
    * reach SQLite. Values are exact (0n: no row). The cache is only trusted while this
    * connection is the only writer: `PRAGMA data_version` changes when another connection
    * commits, and the cache is then dropped. Rollbacks and failed transactions drop it too.
-   * Bounded: past {@link MAX_CACHED_BALANCES} entries it starts over (misses just read SQLite).
+   * Bounded: past `balanceCacheSize` entries the oldest are dropped (misses just read SQLite).
    */
   const balanceCache = new Map<number, Map<string, bigint>>();
   let cachedBalances = 0;
@@ -457,9 +459,22 @@ function createSqliteStore(db: Database.Database): Store {
       for (let i = 0; i < holders.length; i++) perToken.set(holders[i]!, amounts[i]!);
       cachedBalances += perToken.size - before;
     }
-    if (cachedBalances > MAX_CACHED_BALANCES) {
-      balanceCache.clear();
-      cachedBalances = 0;
+    if (cachedBalances > balanceCacheSize) evictBalances();
+  };
+  /**
+   * Drops the oldest quarter of every token's cached balances (a Map iterates in insertion
+   * order). Starting over instead would make a store with more holders than the bound read
+   * every balance again in every batch.
+   */
+  const evictBalances = (): void => {
+    for (const [id, perToken] of balanceCache) {
+      let drop = Math.ceil(perToken.size / 4);
+      for (const holder of perToken.keys()) {
+        if (drop-- <= 0) break;
+        perToken.delete(holder);
+        cachedBalances--;
+      }
+      if (perToken.size === 0) balanceCache.delete(id);
     }
   };
 
