@@ -11,7 +11,8 @@ import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { childInput, childMain } from './common.js';
 
 export type ApiServerChildInput =
-  | { mode: 'tokenquery'; dbPath: string }
+  /** `cache`: tokenquery's response cache on or off. */
+  | { mode: 'tokenquery'; dbPath: string; cache: boolean }
   /** Path (without query) → the exact body to answer with. */
   | { mode: 'baseline'; bodies: Record<string, string> };
 
@@ -21,7 +22,7 @@ export interface ApiServerChildReady {
   apiKey?: string;
 }
 
-async function tokenquery(dbPath: string): Promise<ApiServerChildReady> {
+async function tokenquery(dbPath: string, cache: boolean): Promise<ApiServerChildReady> {
   const logger = silentLogger();
   const store = await openSqliteStore({ path: dbPath, logger });
   const key = generateApiKey();
@@ -32,7 +33,14 @@ async function tokenquery(dbPath: string): Promise<ApiServerChildReady> {
     createdAt: Date.now(),
     revokedAt: null,
   });
-  const server = await startApiServer({ store, logger, chains: ['eth'], host: '127.0.0.1', port: 0 });
+  const server = await startApiServer({
+    store,
+    logger,
+    chains: ['eth'],
+    host: '127.0.0.1',
+    port: 0,
+    responseCache: cache,
+  });
   process.once('disconnect', () => {
     void server
       .close()
@@ -70,6 +78,6 @@ async function baseline(bodies: Record<string, string>): Promise<ApiServerChildR
 
 const input = childInput<ApiServerChildInput>();
 await childMain(
-  () => (input.mode === 'tokenquery' ? tokenquery(input.dbPath) : baseline(input.bodies)),
+  () => (input.mode === 'tokenquery' ? tokenquery(input.dbPath, input.cache) : baseline(input.bodies)),
   'ready',
 );

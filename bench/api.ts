@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
-import { type ChildHandle, startChild } from './common.js';
+import { type ChildHandle, median, startChild } from './common.js';
 import { type ProfileEntry, summarizeProfiles } from './profile.js';
 
 export interface ApiBenchOptions {
@@ -12,31 +12,44 @@ export interface ApiBenchOptions {
   /** The token whose info and transfer pages are requested. */
   token: string;
   connections: number;
+  /** Measured seconds per server and operation, split evenly over `rounds`. */
   durationSeconds: number;
   warmupSeconds: number;
+  /**
+   * The servers take turns in this many slices (tokenquery cached, tokenquery uncached, baseline,
+   * again and again), so that a burst of load from elsewhere on a shared machine hits all of them
+   * alike; each ratio is the median of its per-round ratios. Default 5.
+   */
+  rounds?: number;
   /** Transfer list pages 1..pages are requested in turn. */
   pages: number;
   pageSize: number;
-  /** Afterwards, profile tokenquery's server (`node --cpu-prof`) under the same load, one process per operation. */
+  /** Afterwards, profile tokenquery's server (`node --cpu-prof`) under the same load, one process per operation and cache setting. */
   profile: boolean;
 }
 
 export interface LoadResult {
+  /** Requests over measured seconds, all rounds together. */
   requestsPerSecond: number;
+  /** Median over the rounds of autocannon's per-round percentile. */
   p50Ms: number;
   p99Ms: number;
   requests: number;
   errors: number;
   non2xx: number;
+  /** The server process's CPU time (user + system) per request; NaN where `/proc` is unavailable. */
+  cpuMicrosPerRequest: number;
 }
 
 export interface ApiCase {
+  /** Operation, and for tokenquery whether its response cache was on. */
   name: string;
   /** Size of the body the baseline answers with (tokenquery's own answer, captured before the run). */
   bodyBytes: number;
   tokenquery: LoadResult;
+  /** Measured in the same rounds; shared by the cached and uncached rows of one operation. */
   baseline: LoadResult;
-  /** tokenquery requests/s over baseline requests/s. */
+  /** Median over the rounds of tokenquery requests/s ÷ baseline requests/s. */
   ratio: number;
   /** With `profile`: where tokenquery's server spends its time on this operation. */
   profile?: { self: ProfileEntry[]; total: ProfileEntry[] };
@@ -44,7 +57,7 @@ export interface ApiCase {
 
 export interface ApiReport {
   cases: ApiCase[];
-  options: Omit<ApiBenchOptions, 'dbPath' | 'token' | 'profile'>;
+  options: Omit<ApiBenchOptions, 'dbPath' | 'token' | 'profile'> & { rounds: number };
 }
 
 const CHILD = './api-server-child.js';
@@ -57,13 +70,21 @@ interface CaseSpec {
   baselinePath: string;
 }
 
+/** A running server and the paths one operation requests from it. */
+interface Target {
+  url: string;
+  paths: string[];
+  pid: number;
+}
+
 /**
- * Runs each API operation under autocannon against tokenquery and, right after, against the bare
- * `node:http` baseline answering a body of the same size. Both servers are child processes, so each
- * has an event loop of its own; autocannon runs in this process.
+ * Runs each API operation under autocannon against tokenquery with its response cache, tokenquery
+ * without it, and the bare `node:http` baseline answering a body of the same size, taking turns.
+ * All servers are child processes, so each has an event loop of its own; autocannon runs in this process.
  */
 export async function runApiBench(options: ApiBenchOptions, log: (line: string) => void): Promise<ApiReport> {
   const { token, pages, pageSize } = options;
+  const rounds = Math.max(1, options.rounds ?? 5);
   const specs: CaseSpec[] = [
     { name: 'Token Info', paths: [`/vipapi/eth/token/${token}`], baselinePath: '/info' },
     {
@@ -79,50 +100,72 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
 
   const servers: ChildHandle<ApiServerChildReady>[] = [];
   try {
-    const tq = await startChild<ApiServerChildReady>(CHILD, {
-      mode: 'tokenquery',
-      dbPath: options.dbPath,
-    } satisfies ApiServerChildInput);
-    servers.push(tq);
-    const apiKey = tq.value.apiKey!;
-    const withKey = (path: string) => `${path}?apikey=${apiKey}`;
+    const start = async (input: ApiServerChildInput) => {
+      const server = await startChild<ApiServerChildReady>(CHILD, input);
+      servers.push(server);
+      return server;
+    };
+    const cached = await start({ mode: 'tokenquery', dbPath: options.dbPath, cache: true });
+    const uncached = await start({ mode: 'tokenquery', dbPath: options.dbPath, cache: false });
+    const withKey = (server: ChildHandle<ApiServerChildReady>) => (path: string) =>
+      `${path}?apikey=${server.value.apiKey!}`;
 
     // The baseline answers with tokenquery's own bodies (the first page stands for every page).
     const bodies: Record<string, string> = {};
     for (const spec of specs) {
-      const response = await fetch(tq.value.url + withKey(spec.paths[0]!));
-      const body = await response.text();
-      const code = (JSON.parse(body) as { code?: unknown }).code;
-      if (response.status !== 200 || code !== 1) {
-        throw new Error(`${spec.name}: tokenquery answered HTTP ${response.status}, code ${String(code)}`);
+      const answers: string[] = [];
+      for (const server of [cached, uncached]) {
+        const response = await fetch(server.value.url + withKey(server)(spec.paths[0]!));
+        const body = await response.text();
+        const code = (JSON.parse(body) as { code?: unknown }).code;
+        if (response.status !== 200 || code !== 1) {
+          throw new Error(`${spec.name}: tokenquery answered HTTP ${response.status}, code ${String(code)}`);
+        }
+        answers.push(body);
       }
-      bodies[spec.baselinePath] = body;
+      if (answers[0] !== answers[1]) throw new Error(`${spec.name}: cached and uncached answers differ`);
+      bodies[spec.baselinePath] = answers[0]!;
     }
-    const base = await startChild<ApiServerChildReady>(CHILD, {
-      mode: 'baseline',
-      bodies,
-    } satisfies ApiServerChildInput);
-    servers.push(base);
+    const base = await start({ mode: 'baseline', bodies });
 
     const cases: ApiCase[] = [];
     for (const spec of specs) {
-      const tqResult = await load(tq.value.url, spec.paths.map(withKey), options);
-      const baseResult = await load(base.value.url, [spec.baselinePath], options);
-      const item: ApiCase = {
-        name: spec.name,
-        bodyBytes: Buffer.byteLength(bodies[spec.baselinePath]!),
-        tokenquery: tqResult,
-        baseline: baseResult,
-        ratio: tqResult.requestsPerSecond / baseResult.requestsPerSecond,
-      };
-      cases.push(item);
-      log(
-        `api ${spec.name}: tokenquery ${Math.round(tqResult.requestsPerSecond)} req/s p99 ${tqResult.p99Ms} ms, ` +
-          `baseline ${Math.round(baseResult.requestsPerSecond)} req/s p99 ${baseResult.p99Ms} ms, ratio ${item.ratio.toFixed(2)}`,
-      );
+      const targets: Target[] = [
+        { url: cached.value.url, paths: spec.paths.map(withKey(cached)), pid: cached.pid },
+        { url: uncached.value.url, paths: spec.paths.map(withKey(uncached)), pid: uncached.pid },
+        { url: base.value.url, paths: [spec.baselinePath], pid: base.pid },
+      ];
+      if (options.warmupSeconds > 0) {
+        for (const target of targets) await load(target, options.warmupSeconds, options.connections);
+      }
+      const slices: Slice[][] = targets.map(() => []);
+      const sliceSeconds = Math.max(1, Math.round(options.durationSeconds / rounds));
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, target] of targets.entries()) {
+          slices[i]!.push(await load(target, sliceSeconds, options.connections));
+        }
+      }
+      const [tqCached, tqUncached, baseline] = slices.map(combine) as [LoadResult, LoadResult, LoadResult];
+      const ratio = (i: number) => median(slices[i]!.map((s, r) => s.perSecond / slices[2]![r]!.perSecond));
+      const bodyBytes = Buffer.byteLength(bodies[spec.baselinePath]!);
+      const rows: ApiCase[] = [
+        { name: `${spec.name}, cached`, bodyBytes, tokenquery: tqCached, baseline, ratio: ratio(0) },
+        { name: `${spec.name}, uncached`, bodyBytes, tokenquery: tqUncached, baseline, ratio: ratio(1) },
+      ];
+      cases.push(...rows);
+      for (const row of rows) {
+        log(
+          `api ${row.name}: tokenquery ${Math.round(row.tokenquery.requestsPerSecond)} req/s p99 ${row.tokenquery.p99Ms} ms ` +
+            `(${cpu(row.tokenquery)}), baseline ${Math.round(baseline.requestsPerSecond)} req/s ` +
+            `p99 ${baseline.p99Ms} ms (${cpu(baseline)}), ratio ${row.ratio.toFixed(2)}`,
+        );
+      }
     }
     if (options.profile) {
-      for (const [i, spec] of specs.entries()) cases[i]!.profile = await profileCase(spec, options);
+      for (const [i, spec] of specs.entries()) {
+        cases[2 * i]!.profile = await profileCase(spec, true, options);
+        cases[2 * i + 1]!.profile = await profileCase(spec, false, options);
+      }
     }
     return {
       cases,
@@ -130,6 +173,7 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
         connections: options.connections,
         durationSeconds: options.durationSeconds,
         warmupSeconds: options.warmupSeconds,
+        rounds,
         pages,
         pageSize,
       },
@@ -139,21 +183,32 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
   }
 }
 
+function cpu(result: LoadResult): string {
+  return Number.isNaN(result.cpuMicrosPerRequest)
+    ? 'server CPU unknown'
+    : `server CPU ${result.cpuMicrosPerRequest.toFixed(0)} µs/req`;
+}
+
 /** The operation's load against a fresh tokenquery server running under `node --cpu-prof`. */
 async function profileCase(
   spec: CaseSpec,
+  cache: boolean,
   options: ApiBenchOptions,
 ): Promise<{ self: ProfileEntry[]; total: ProfileEntry[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'tokenquery-prof-'));
   try {
     const server = await startChild<ApiServerChildReady>(
       CHILD,
-      { mode: 'tokenquery', dbPath: options.dbPath } satisfies ApiServerChildInput,
+      { mode: 'tokenquery', dbPath: options.dbPath, cache } satisfies ApiServerChildInput,
       { execArgv: ['--cpu-prof', '--cpu-prof-dir', dir] },
     );
     try {
       const paths = spec.paths.map((p) => `${p}?apikey=${server.value.apiKey!}`);
-      await load(server.value.url, paths, { ...options, warmupSeconds: 0 });
+      await load(
+        { url: server.value.url, paths, pid: server.pid },
+        options.durationSeconds,
+        options.connections,
+      );
     } finally {
       await server.stop();
     }
@@ -163,30 +218,68 @@ async function profileCase(
   }
 }
 
-/** A warm-up, then the measured autocannon run; the paths are requested in turn across all connections. */
-async function load(url: string, paths: string[], options: ApiBenchOptions): Promise<LoadResult> {
+/** One autocannon run against one server. */
+interface Slice {
+  perSecond: number;
+  requests: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+  non2xx: number;
+  cpuSeconds: number;
+}
+
+/** Runs autocannon for `seconds`; the paths are requested in turn across all connections. */
+async function load(target: Target, seconds: number, connections: number): Promise<Slice> {
   let next = 0;
+  const { paths } = target;
   const requests = [
     {
       method: 'GET',
       setupRequest: (request: autocannon.RawRequest) => ({ ...request, path: paths[next++ % paths.length]! }),
     },
   ];
-  if (options.warmupSeconds > 0) {
-    await autocannon({ url, connections: options.connections, duration: options.warmupSeconds, requests });
-  }
-  const result = await autocannon({
-    url,
-    connections: options.connections,
-    duration: options.durationSeconds,
-    requests,
-  });
+  const cpuBefore = cpuSecondsOf(target.pid);
+  const result = await autocannon({ url: target.url, connections, duration: seconds, requests });
   return {
-    requestsPerSecond: result.requests.average,
+    perSecond: result.requests.total / result.duration,
+    requests: result.requests.total,
+    seconds: result.duration,
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
-    requests: result.requests.total,
     errors: result.errors,
     non2xx: result.non2xx,
+    cpuSeconds: cpuSecondsOf(target.pid) - cpuBefore,
   };
 }
+
+function combine(slices: Slice[]): LoadResult {
+  const requests = slices.reduce((sum, s) => sum + s.requests, 0);
+  const seconds = slices.reduce((sum, s) => sum + s.seconds, 0);
+  const cpuSeconds = slices.reduce((sum, s) => sum + s.cpuSeconds, 0);
+  return {
+    requestsPerSecond: requests / seconds,
+    p50Ms: median(slices.map((s) => s.p50Ms)),
+    p99Ms: median(slices.map((s) => s.p99Ms)),
+    requests,
+    errors: slices.reduce((sum, s) => sum + s.errors, 0),
+    non2xx: slices.reduce((sum, s) => sum + s.non2xx, 0),
+    cpuMicrosPerRequest: (cpuSeconds / requests) * 1e6,
+  };
+}
+
+/** CPU time (user + system) a process has used, from `/proc/<pid>/stat` (Linux); NaN elsewhere. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesized command name; utime and stime are fields 14 and 15, in clock ticks.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** `getconf CLK_TCK`: 100 on every Linux build Node supports. */
+const CLOCK_TICKS_PER_SECOND = 100;

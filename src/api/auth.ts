@@ -19,6 +19,12 @@ export interface ApiKeyVerifierOptions {
 export interface ApiKeyVerifier {
   /** True when `apikey` (the raw query value) is an active key. Rejects only when the store fails. */
   verify(apikey: unknown): Promise<boolean>;
+  /**
+   * The answer `verify` would give, when it is known without waiting: a malformed value, or a
+   * settled lookup still inside its TTL. `undefined` otherwise (then call `verify`). Lets the
+   * request hook skip a promise round trip on the hot path.
+   */
+  cached(apikey: unknown): boolean | undefined;
   /** Cached lookups right now (for tests and metrics). */
   readonly size: number;
 }
@@ -30,6 +36,8 @@ interface CacheEntry {
   expiresAt: number;
   /** A promise, so that concurrent requests with one key share a single store read. */
   valid: Promise<boolean>;
+  /** The promise's value once it has resolved. */
+  settled?: boolean;
 }
 
 export function createApiKeyVerifier(options: ApiKeyVerifierOptions): ApiKeyVerifier {
@@ -50,10 +58,15 @@ export function createApiKeyVerifier(options: ApiKeyVerifierOptions): ApiKeyVeri
       .findApiKeyByHash(hashApiKey(key))
       .then((record) => record !== null && record.revokedAt === null);
     const entry: CacheEntry = { expiresAt: t + ttlMs, valid };
-    // A failed read must not be remembered: the next request asks the store again.
-    valid.catch(() => {
-      if (cache.get(key) === entry) cache.delete(key);
-    });
+    valid.then(
+      (value) => {
+        entry.settled = value;
+      },
+      // A failed read must not be remembered: the next request asks the store again.
+      () => {
+        if (cache.get(key) === entry) cache.delete(key);
+      },
+    );
     while (cache.size >= maxEntries) {
       const oldest = cache.keys().next();
       if (oldest.done) break;
@@ -63,13 +76,18 @@ export function createApiKeyVerifier(options: ApiKeyVerifierOptions): ApiKeyVeri
     return valid;
   }
 
+  /** Only a single, non-empty string counts (`?apikey=a&apikey=b` arrives as an array). */
+  const wellFormed = (apikey: unknown): apikey is string =>
+    typeof apikey === 'string' && apikey.length > 0 && apikey.length <= MAX_KEY_LENGTH;
+
   return {
     verify(apikey) {
-      // Only a single, non-empty string counts (`?apikey=a&apikey=b` arrives as an array).
-      if (typeof apikey !== 'string' || apikey.length === 0 || apikey.length > MAX_KEY_LENGTH) {
-        return Promise.resolve(false);
-      }
-      return lookup(apikey);
+      return wellFormed(apikey) ? lookup(apikey) : Promise.resolve(false);
+    },
+    cached(apikey) {
+      if (!wellFormed(apikey)) return false;
+      const entry = cache.get(apikey);
+      return entry !== undefined && entry.expiresAt > now() ? entry.settled : undefined;
     },
     get size() {
       return cache.size;

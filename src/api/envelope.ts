@@ -1,9 +1,12 @@
 /**
  * The only place that builds Tokenview JSON: the success envelope, error envelopes and
- * bare-number supply bodies, plus the response schemas fast-json-stringify compiles.
+ * bare-number supply bodies, plus the response schemas fast-json-stringify compiles. (One
+ * exception: the Transaction List's `data` is serialized by hand in `evm-views.ts`, tested
+ * byte for byte against its schema.)
  */
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from './errors.js';
+import type { ResponseCache } from './response-cache.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 export const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
@@ -35,6 +38,54 @@ export function envelopeSchema(data: JsonSchema): JsonSchema {
 /** Sends `{"code":1,"msg":"成功","data":...}`; the route's 200 schema serializes it. */
 export function sendOk(reply: FastifyReply, data: unknown): FastifyReply {
   return reply.code(200).type(JSON_CONTENT_TYPE).send({ code: 1, msg: SUCCESS_MSG, data });
+}
+
+/** The bytes every success envelope starts with; `data` follows, then `}`. */
+const OK_PREFIX = Buffer.from(`{"code":1,"msg":${JSON.stringify(SUCCESS_MSG)},"data":`);
+
+/** The success envelope around `data`, serialized by the route's 200 schema, as bytes. */
+export function okBody(reply: FastifyReply, data: unknown): Buffer {
+  return Buffer.from(reply.code(200).serialize({ code: 1, msg: SUCCESS_MSG, data }) as string);
+}
+
+/**
+ * The success envelope around `dataJson`, the data's JSON text built by a hand serializer (see
+ * `transferListJson`), as bytes. Byte for byte what {@link okBody} gives for the same data. The
+ * data text stays one-byte (only `msg` is not Latin-1), so it is measured and copied cheaply.
+ */
+export function okBodyFromJson(dataJson: string): Buffer {
+  const length = Buffer.byteLength(dataJson);
+  const body = Buffer.allocUnsafe(OK_PREFIX.length + length + 1);
+  OK_PREFIX.copy(body, 0);
+  body.write(dataJson, OK_PREFIX.length, length, 'utf8');
+  body[body.length - 1] = 0x7d; // }
+  return body;
+}
+
+/**
+ * Sends a success envelope: the body the response cache keeps for `key`, or `produce()`'s
+ * (kept when the store did not change meanwhile). Without a cache, `produce()`'s every time.
+ * Errors `produce` throws are answered as usual and never kept.
+ */
+export async function sendCachedOk(
+  cache: ResponseCache | null,
+  reply: FastifyReply,
+  key: string,
+  produce: () => Promise<Buffer>,
+): Promise<FastifyReply> {
+  let body: Buffer | undefined;
+  if (cache === null) {
+    body = await produce();
+  } else {
+    const version = cache.validate();
+    body = cache.get(key);
+    if (body === undefined) {
+      body = await produce();
+      cache.set(key, body, version);
+    }
+  }
+  // A Buffer is sent as is: no serializer, and its length needs no UTF-8 measuring.
+  return reply.code(200).type(JSON_CONTENT_TYPE).send(body);
 }
 
 /** A supply operation's body: the bare decimal number as text/plain, no trailing newline. */

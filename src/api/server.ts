@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../internal/logger.js';
 import type { Store } from '../store/types.js';
-import { createApiApp } from './app.js';
+import { type ApiAppOptions, createApiApp } from './app.js';
 
 export interface ApiServerOptions {
   store: Store;
@@ -15,6 +15,8 @@ export interface ApiServerOptions {
   port: number;
   /** API-key cache lifetime; default 500 ms. */
   keyCacheTtlMs?: number;
+  /** See `ApiAppOptions.responseCache`; on by default. */
+  responseCache?: ApiAppOptions['responseCache'];
 }
 
 export interface ApiServer {

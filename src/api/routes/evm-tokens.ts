@@ -5,14 +5,14 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { TokenRecord } from '../../store/types.js';
-import { sendOk } from '../envelope.js';
+import { okBody, okBodyFromJson, sendCachedOk } from '../envelope.js';
 import { noData } from '../errors.js';
 import {
   tokenPage,
   tokenPageSchema,
   tokenSummary,
   tokenSummarySchema,
-  transferList,
+  transferListJson,
   transferListSchema,
 } from '../evm-views.js';
 import { parseEvmAddress, parsePaging } from '../params.js';
@@ -32,8 +32,10 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
     async handler(request, reply) {
       const params = pathParams<'chain' | 'address'>(request);
       const chain = requireEvmChain(ctx, params.chain);
-      const token = await findToken(ctx, chain, parseEvmAddress(params.address));
-      return sendOk(reply, tokenSummary(token));
+      const address = parseEvmAddress(params.address);
+      return sendCachedOk(ctx.responses, reply, `info ${chain} ${address}`, async () =>
+        okBody(reply, tokenSummary(await findToken(ctx, chain, address))),
+      );
     },
   });
 
@@ -45,14 +47,21 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
       const { offset, size } = parsePaging(params.page, params.size);
-      // Read together; the token check still decides the answer before the list is used.
-      const [token, transfers, status] = await Promise.all([
-        findToken(ctx, chain, address),
-        ctx.store.listTransfers(chain, address, offset, size),
-        ctx.store.getChainStatus(chain),
-      ]);
-      const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
-      return sendOk(reply, transferList(token, transfers, head));
+      return sendCachedOk(
+        ctx.responses,
+        reply,
+        `transfers ${chain} ${address} ${offset} ${size}`,
+        async () => {
+          // Read together; the token check still decides the answer before the list is used.
+          const [token, transfers, status] = await Promise.all([
+            findToken(ctx, chain, address),
+            ctx.store.listTransfers(chain, address, offset, size),
+            ctx.store.getChainStatus(chain),
+          ]);
+          const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
+          return okBodyFromJson(transferListJson(token, transfers, head));
+        },
+      );
     },
   });
 
@@ -63,8 +72,9 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const params = pathParams<'chain' | 'page' | 'size'>(request);
       const chain = requireEvmChain(ctx, params.chain);
       const { page, size, offset } = parsePaging(params.page, params.size);
-      const result = await ctx.store.listTokens(chain, offset, size);
-      return sendOk(reply, tokenPage(chain, page, size, result));
+      return sendCachedOk(ctx.responses, reply, `tokens ${chain} ${page} ${size}`, async () =>
+        okBody(reply, tokenPage(chain, page, size, await ctx.store.listTokens(chain, offset, size))),
+      );
     },
   });
 }

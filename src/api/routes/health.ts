@@ -15,6 +15,10 @@ export interface ChainProgress {
   lag: number;
   /** The indexer's last error (already safe to show), or null. */
   lastError: string | null;
+  /** PostgreSQL: the process last elected to write the chain (`<host>:<pid>`, election number, since when). */
+  writer?: { id: string; epoch: number; since: number };
+  /** `start` on PostgreSQL: whether this process's own indexer is the chain's writer or a standby. */
+  role?: 'writer' | 'standby';
 }
 
 export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: readonly string[]): void {
@@ -44,6 +48,8 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
         // 0 rather than null before the first batch: strict clients decode `indexed` as a number.
         const indexed = s?.indexed ?? 0;
         out[chain] = { head, indexed, lag: Math.max(0, head - indexed), lastError: s?.lastError ?? null };
+        if (s?.writer !== undefined) out[chain].writer = s.writer;
+        if (s?.role !== undefined) out[chain].role = s.role;
       }
       return reply
         .code(200)

@@ -105,6 +105,8 @@ export interface FixtureOptions {
   keyCacheTtlMs?: number;
   /** Configured chains. Default eth, bsc, movr (kcs and neo stay unserved). */
   chains?: string[];
+  /** The API's response cache; on by default, as in production. */
+  responseCache?: boolean;
 }
 
 async function seed(store: Store): Promise<void> {
@@ -170,6 +172,7 @@ export async function startApiFixture(options: FixtureOptions = {}): Promise<Api
     host: '127.0.0.1',
     port: 0,
     ...(options.keyCacheTtlMs === undefined ? {} : { keyCacheTtlMs: options.keyCacheTtlMs }),
+    ...(options.responseCache === undefined ? {} : { responseCache: options.responseCache }),
   });
 
   return {

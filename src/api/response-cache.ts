@@ -1,0 +1,82 @@
+/**
+ * An exact cache of whole answers (the serialized JSON body, UTF-8 encoded) of the read
+ * operations, keyed by operation and normalized parameters.
+ *
+ * Exact: every entry belongs to one value of the store's `readVersion()`, a counter that moves
+ * whenever anything the store answers may have changed (this process's writes at once, another
+ * process's commits within a few milliseconds, see `DATA_VERSION_CHECK_MS` in the SQLite store).
+ * When it moves, every entry is dropped, so an answer is never older than the data it would be
+ * computed from now, give or take that delay. An answer computed while the version moved is not
+ * kept. Bounded: at most `maxBytes` of bodies and `maxEntries` entries, oldest dropped first
+ * (first in, first out: a hit costs one map lookup, and every entry lives only until the data
+ * next changes anyway, which an indexer following a chain does every block).
+ */
+
+export interface ResponseCacheOptions {
+  /** The store's change counter (`Store.readVersion`). */
+  version: () => number;
+  /** Most bytes of bodies kept. Default 32 MiB. */
+  maxBytes?: number;
+  /** Most entries kept. Default 16 384. */
+  maxEntries?: number;
+}
+
+export interface ResponseCache {
+  /**
+   * Reads the store's version, dropping every entry when it moved, and returns it. Call before
+   * `get`, and pass the result to `set` for an answer computed after it.
+   */
+  validate(): number;
+  /** The body kept for `key`, or undefined. */
+  get(key: string): Buffer | undefined;
+  /** Keeps `body` for `key` when the version is still `version` (the data did not move while it was computed). */
+  set(key: string, body: Buffer, version: number): void;
+  /** Entries and bytes kept right now (for tests and metrics). */
+  readonly size: { entries: number; bytes: number };
+}
+
+export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
+  const maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+  const maxEntries = Math.max(1, options.maxEntries ?? 16_384);
+  // Insertion-ordered: the first entry is the oldest.
+  const entries = new Map<string, Buffer>();
+  let bytes = 0;
+  let current = Number.NaN;
+
+  const clear = (): void => {
+    entries.clear();
+    bytes = 0;
+  };
+
+  return {
+    validate() {
+      const version = options.version();
+      if (version !== current) {
+        current = version;
+        clear();
+      }
+      return version;
+    },
+    get(key) {
+      return entries.get(key);
+    },
+    set(key, body, version) {
+      if (version !== current || body.length > maxBytes) return;
+      const old = entries.get(key);
+      if (old !== undefined) {
+        entries.delete(key);
+        bytes -= old.length;
+      }
+      while (entries.size > 0 && (entries.size >= maxEntries || bytes + body.length > maxBytes)) {
+        const [oldestKey, oldest] = entries.entries().next().value as [string, Buffer];
+        entries.delete(oldestKey);
+        bytes -= oldest.length;
+      }
+      entries.set(key, body);
+      bytes += body.length;
+    },
+    get size() {
+      return { entries: entries.size, bytes };
+    },
+  };
+}
