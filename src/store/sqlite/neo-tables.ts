@@ -136,11 +136,11 @@ export function createNeoTables(db: Database.Database): NeoTables {
     ),
     listTokens: db.prepare<[string, number, number], NeoTokenRow>(`
       ${NEO_TOKEN_SELECT} WHERE t.chain = ?
-      ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC LIMIT ? OFFSET ?`),
+      ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC LIMIT +? OFFSET +?`),
     tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
     listContracts: db.prepare<[string, number, number], ContractRow>(`
       SELECT hash, block_number, tx_index, tx_hash, time, kind, name, author, owner FROM neo_contracts
-      WHERE chain = ? ORDER BY block_number DESC, tx_index DESC, seq DESC LIMIT ? OFFSET ?`),
+      WHERE chain = ? ORDER BY block_number DESC, tx_index DESC, seq DESC LIMIT +? OFFSET +?`),
   };
   const insertOutputs = (() => {
     const ROWS = 100;

@@ -321,12 +321,12 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     // ---- supplies ----
     dirtyTokens: db
       .prepare<[string, number], SqlValue>(
-        'SELECT address FROM tokens WHERE chain = ? AND supply_dirty IS NOT NULL ORDER BY supply_dirty, id LIMIT ?',
+        'SELECT address FROM tokens WHERE chain = ? AND supply_dirty IS NOT NULL ORDER BY supply_dirty, id LIMIT +?',
       )
       .pluck(),
     staleTokens: db
       .prepare<[string, number, number], SqlValue>(
-        'SELECT address FROM tokens WHERE chain = ? AND supply_dirty IS NULL AND supply_block < ? ORDER BY supply_block, id LIMIT ?',
+        'SELECT address FROM tokens WHERE chain = ? AND supply_dirty IS NULL AND supply_block < ? ORDER BY supply_block, id LIMIT +?',
       )
       .pluck(),
     updateSupply: db.prepare(`
