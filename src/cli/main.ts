@@ -1,16 +1,27 @@
 import { Command, Option } from 'commander';
+import { API_LIMIT_ENV } from '../config/api-limits.js';
+import { CONFIG_ENV, CONFIG_FILE_NAME, findConfigFile } from '../config/file.js';
 import { DEFAULTS, ENV, loadConfig, loadStoreLocation, type RawOptions } from '../config/load.js';
-import { redactUrls, TokenqueryError, UserError } from '../internal/errors.js';
+import { ProblemsError, redactUrls, TokenqueryError, UserError } from '../internal/errors.js';
 import { createLogger } from '../internal/logger.js';
 import { indexCommand, serveCommand, startCommand } from './commands.js';
 import { IMPORT_HELP, type ImportRawOptions, importCommand } from './import.js';
-import { keysCreate, keysList, keysRevoke } from './keys.js';
+import { type KeyLimitOptions, keysCreate, keysList, keysRevoke, keysSet } from './keys.js';
+import { VERIFY_HELP, type VerifyRawOptions, verifyCommand } from './verify.js';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** `--config`: every command that reads the settings takes it. */
+const configOption = () =>
+  new Option(
+    '--config <path>',
+    `config file (default ./${CONFIG_FILE_NAME} when present; flags and environment win over it) [env ${CONFIG_ENV}]`,
+  );
 
 /** The options shared by start, serve and index (demo has its own few). */
 function withNodeOptions(command: Command): Command {
   return command
+    .addOption(configOption())
     .addOption(
       new Option(
         '--rpc <chain=url>',
@@ -52,10 +63,14 @@ function usageLine(text: string): string {
   return `tokenquery: ${redactUrls(parts.join(' '))}; see --help`;
 }
 
-function setup(raw: RawOptions) {
-  const config = loadConfig(raw);
+function setup(raw: RawOptions & { config?: string }) {
+  const config = loadConfig(raw, process.env, findConfigFile(raw.config));
   return { config, logger: createLogger({ level: config.logLevel }) };
 }
+
+/** `--db` for `keys`: flag, environment, then the config file. */
+const keysStore = (raw: { db?: string; config?: string }) =>
+  loadStoreLocation(raw, process.env, findConfigFile(raw.config));
 
 /** `keys` output is for people and scripts on stdout; only warnings belong on stderr. */
 const keysLogger = () => createLogger({ level: 'warn' });
@@ -80,8 +95,37 @@ const dbReadOption = () =>
     `read replica of the --db PostgreSQL database for the API's chain data; keys are read from --db [env ${ENV.dbRead}]`,
   );
 
-withNodeOptions(program.command('start'))
+/** `--token-list` for the commands that serve the API. */
+const tokenListOption = () =>
+  new Option(
+    '--token-list <file>',
+    `Uniswap-style token list: fills icons (ic) and empty names and symbols; repeatable [env ${ENV.tokenList}]`,
+  ).argParser(collect);
+
+/** Rate-limit and allow-list options of the commands that serve the API (docs/api-keys.md). */
+function withApiLimitOptions(command: Command): Command {
+  return command
+    .option(
+      '--rate-limit <rate>',
+      `rate limit of keys without their own, e.g. 10/s, 600/min (default unlimited) [env ${API_LIMIT_ENV.rateLimit}]`,
+    )
+    .option(
+      '--rate-burst <n>',
+      `requests a key may make at once under --rate-limit (default: one second's worth) [env ${API_LIMIT_ENV.rateBurst}]`,
+    )
+    .option(
+      '--redis <redis://...>',
+      `share rate-limit state between API replicas through Redis (default: per process) [env ${API_LIMIT_ENV.redis}]`,
+    )
+    .option(
+      '--trust-proxy <cidrs|hops>',
+      `believe X-Forwarded-For from these proxies (CIDRs, comma-separated) or this many hops, for key allow-lists (default: never) [env ${API_LIMIT_ENV.trustProxy}]`,
+    );
+}
+
+withApiLimitOptions(withNodeOptions(program.command('start')))
   .addOption(dbReadOption())
+  .addOption(tokenListOption())
   .description('index the configured chains and serve the API, in one process')
   .addHelpText(
     'after',
@@ -94,8 +138,9 @@ withNodeOptions(program.command('start'))
     await startCommand(config, logger);
   });
 
-withNodeOptions(program.command('serve'))
+withApiLimitOptions(withNodeOptions(program.command('serve')))
   .addOption(dbReadOption())
+  .addOption(tokenListOption())
   .description('serve the API only, from a store that an `index` process fills')
   .action(async (raw: RawOptions) => {
     const { config, logger } = setup(raw);
@@ -114,12 +159,36 @@ withNodeOptions(program.command('index'))
   });
 
 program
+  .command('verify')
+  .description(
+    'recompute counts and balances from the stored transfers, compare them with the store and (with --rpc) the node; exit 1 on any difference',
+  )
+  .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
+  .addOption(configOption())
+  .addOption(
+    new Option('--rpc <chain=url>', `node to compare balanceOf with [env ${ENV.rpc}]`).argParser(collect),
+  )
+  .option('--chain <name>', 'chain to verify', 'eth')
+  .option('--sample <n>', 'holders per token compared with the node (largest first)', '20')
+  .addOption(new Option('--token <address>', 'verify only this token (repeatable)').argParser(collect))
+  .option('--json', 'print the report as one JSON object')
+  .option(
+    '--log-level <level>',
+    `fatal|error|warn|info|debug|trace|silent (default info) [env ${ENV.logLevel}]`,
+  )
+  .addHelpText('after', VERIFY_HELP)
+  .action(async (raw: VerifyRawOptions) => {
+    await verifyCommand(raw);
+  });
+
+program
   .command('import')
   .description(
     'load ERC-20 transfers from ethereum-etl / BigQuery token_transfers exports (CSV or JSON lines, gzip or not)',
   )
   .argument('<files...>', 'export files, in any order; - reads standard input')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
+  .addOption(configOption())
   .addOption(
     new Option(
       '--rpc <chain=url>',
@@ -146,28 +215,86 @@ program
     await importCommand(files, raw);
   });
 
+const KEY_RATE_OPTION = [
+  '--rate <rate>',
+  "the key's rate limit: 10/s, 600/min, 3600/h, unlimited, or default (the server's --rate-limit; the default)",
+] as const;
+const KEY_BURST_OPTION = [
+  '--burst <n>',
+  "requests the key may make at once (default: one second's worth of --rate, at least 1)",
+] as const;
+const keyAllowIpOption = () =>
+  new Option(
+    '--allow-ip <cidr>',
+    'allow calls only from this address or network (IPv4 or IPv6 CIDR); repeatable; others get 401',
+  ).argParser(collect);
+
 const keys = program.command('keys').description('manage API keys (stored only as SHA-256 hashes)');
 keys
   .command('create')
   .description('create a key; it is printed once, alone on the last line of standard output')
   .option('--label <text>', 'a note to recognise the key by', '')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
-  .action(async (raw: { label: string; db?: string }) => {
-    await keysCreate(loadStoreLocation(raw), raw.label, keysLogger());
+  .addOption(configOption())
+  .option(...KEY_RATE_OPTION)
+  .option(...KEY_BURST_OPTION)
+  .addOption(keyAllowIpOption())
+  .action(async (raw: KeyLimitOptions & { label: string; db?: string; config?: string }) => {
+    await keysCreate(keysStore(raw), raw.label, raw, keysLogger());
+  });
+keys
+  .command('set <key-or-id>')
+  .description(
+    "change a key's rate limit or allow-list (settings not given stay); running servers apply it within one second",
+  )
+  .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
+  .addOption(configOption())
+  .option(...KEY_RATE_OPTION)
+  .option(...KEY_BURST_OPTION)
+  .addOption(keyAllowIpOption())
+  .option('--any-ip', 'remove the allow-list: the key works from any address')
+  .action(async (keyOrId: string, raw: KeyLimitOptions & { db?: string; config?: string }) => {
+    await keysSet(keysStore(raw), keyOrId, raw, keysLogger());
   });
 keys
   .command('list')
   .description('list keys: id, status, creation time, label (never the key)')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
-  .action(async (raw: { db?: string }) => {
-    await keysList(loadStoreLocation(raw), keysLogger());
+  .addOption(configOption())
+  .action(async (raw: { db?: string; config?: string }) => {
+    await keysList(keysStore(raw), keysLogger());
   });
 keys
   .command('revoke <key-or-id>')
   .description('revoke a key by its id or its value; running servers refuse it within one second')
   .option('--db <path|postgres://...>', `store (default ${DEFAULTS.db}) [env ${ENV.db}]`)
-  .action(async (keyOrId: string, raw: { db?: string }) => {
-    await keysRevoke(loadStoreLocation(raw), keyOrId, keysLogger());
+  .addOption(configOption())
+  .action(async (keyOrId: string, raw: { db?: string; config?: string }) => {
+    await keysRevoke(keysStore(raw), keyOrId, keysLogger());
+  });
+
+/** Set while `config check` runs: its problems are listed in full. */
+let configCheck = false;
+const configCommand = program
+  .command('config')
+  .description(`check the configuration (flags, environment, ${CONFIG_FILE_NAME}) or print its JSON Schema`);
+withNodeOptions(configCommand.command('check'))
+  .addOption(dbReadOption())
+  .addOption(tokenListOption())
+  .description(
+    'validate the effective configuration and its token lists; print it as JSON with secrets redacted, or one line per problem',
+  )
+  .action(async (raw: RawOptions & { config?: string }) => {
+    configCheck = true;
+    const { configCheckCommand } = await import('./config-check.js');
+    configCheckCommand(raw);
+  });
+configCommand
+  .command('schema')
+  .description(`print the JSON Schema of ${CONFIG_FILE_NAME} (also in docs/tokenquery.config.schema.json)`)
+  .action(async () => {
+    const { configSchemaCommand } = await import('./config-check.js');
+    configSchemaCommand();
   });
 
 program
@@ -202,7 +329,15 @@ try {
       : error instanceof Error
         ? error.message
         : String(error);
-  process.stderr.write(`tokenquery: ${redactUrls(message.split('\n')[0] ?? message)}\n`);
+  // Several problems found at once (a config file, a token list): `config check` lists them all,
+  // one line each; any other command shows the first, and says where to see the rest.
+  const lines =
+    error instanceof ProblemsError && (configCheck || error.problems.length === 1)
+      ? error.problems
+      : error instanceof ProblemsError
+        ? [`${error.shortMessage}; \`tokenquery config check\` lists them all`]
+        : [message.split('\n')[0] ?? message];
+  for (const line of lines) process.stderr.write(`tokenquery: ${redactUrls(line)}\n`);
   if (process.env.TOKENQUERY_DEBUG && error instanceof Error) process.stderr.write(`${error.stack}\n`);
   process.exit(error instanceof UserError ? 2 : 1);
 }

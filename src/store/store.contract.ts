@@ -19,7 +19,7 @@ import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../internal/amount.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { runNeoContractCases } from './store-neo.contract.js';
-import type { BlockRef, IndexBatch, Store, TokenMetadata, TransferRecord } from './types.js';
+import type { ApiKeyRecord, BlockRef, IndexBatch, Store, TokenMetadata, TransferRecord } from './types.js';
 
 /** What the factory hands each test. */
 export interface StoreUnderTest {
@@ -577,6 +577,72 @@ export function runStoreContractSuite(
         }));
     });
 
+    describe('whole-history scans', () => {
+      test('scanTransfers pages oldest first without gaps or repeats; scanBalances lists every non-zero balance', () =>
+        withStore(async (store) => {
+          const rand = random(7);
+          const holders = Array.from({ length: 9 }, (_, i) => holder(i + 1));
+          const expected = new Map<string, bigint>();
+          const all: TransferRecord[] = [];
+          for (let block = 1; block <= 6; block++) {
+            const list: [string, string, bigint][] = [];
+            for (let i = 0; i < 7; i++) {
+              const to = holders[Math.floor(rand() * holders.length)]!;
+              list.push([ZERO_ADDRESS, to, BigInt(1 + Math.floor(rand() * 5))]);
+            }
+            const transfers = moves(T1, block, list);
+            for (const t of transfers) {
+              expected.set(t.to, (expected.get(t.to) ?? 0n) + t.value);
+              // The mint's sender is stored too, negative (as any balance while history starts late).
+              expected.set(t.from, (expected.get(t.from) ?? 0n) - t.value);
+            }
+            all.push(...transfers);
+            await store.applyBatch(batch({ from: block, to: block, transfers }));
+          }
+          // An emptied balance has no row: move one holder's whole balance away.
+          const [emptied] = [...expected.keys()].filter((h) => h !== ZERO_ADDRESS);
+          const amount = expected.get(emptied!)!;
+          const last = transfer({
+            token: T1,
+            block: 7,
+            log: 0,
+            from: emptied!,
+            to: holder(99),
+            value: amount,
+          });
+          await store.applyBatch(batch({ from: 7, to: 7, transfers: [last] }));
+          all.push(last);
+          expected.delete(emptied!);
+          expected.set(holder(99), amount);
+
+          const scanned: TransferRecord[] = [];
+          let after: { blockNumber: number; logIndex: number } | null = null;
+          for (;;) {
+            const page = await store.scanTransfers('eth', T1, after, 5);
+            if (page.length === 0) break;
+            scanned.push(...page);
+            const tail = page[page.length - 1]!;
+            after = { blockNumber: tail.blockNumber, logIndex: tail.logIndex };
+          }
+          assert.deepEqual(scanned, all);
+
+          const balances = new Map<string, bigint>();
+          let afterHolder: string | null = null;
+          for (;;) {
+            const page = await store.scanBalances('eth', T1, afterHolder, 4);
+            if (page.length === 0) break;
+            for (const row of page) {
+              assert.ok(!balances.has(row.holder), `holder ${row.holder} listed twice`);
+              balances.set(row.holder, row.amount);
+            }
+            afterHolder = page[page.length - 1]!.holder;
+          }
+          assert.deepEqual(balances, expected);
+          assert.deepEqual(await store.scanTransfers('eth', T2, null, 5), []);
+          assert.deepEqual(await store.scanBalances('eth', T2, null, 5), []);
+        }));
+    });
+
     describe('token list', () => {
       /** A token with exactly `holders` holders and `count` transfers, all in `block`. */
       function shaped(token: string, block: number, holders: number, count: number): TransferRecord[] {
@@ -1037,6 +1103,102 @@ export function runStoreContractSuite(
         }));
     });
 
+    describe('chain activity', () => {
+      /** `n` transfers of T1 in `block`, H1 → H2, log indexes 0..n-1. */
+      const burst = (block: number, n: number) =>
+        moves(
+          T1,
+          block,
+          Array.from({ length: n }, (_, i): [string, string, bigint] => [H1, H2, BigInt(i + 1)]),
+        );
+
+      test('counts every transfer of every batch and keeps the newest of the last batch that had any', () =>
+        withStore(async (store) => {
+          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
+          assert.equal(await store.getChainActivity('eth'), null);
+          const first = [...burst(2, 3), ...moves(T2, 3, [[H2, H3, 5n]])];
+          await store.applyBatch(batch({ from: 1, to: 3, transfers: first }));
+          const afterFirst = await store.getChainActivity('eth');
+          assert.equal(afterFirst?.chain, 'eth');
+          assert.equal(afterFirst?.transfers, 4);
+          assert.deepEqual(afterFirst?.recent, [...first].reverse());
+
+          // More than are kept: the newest 16, newest first (block, then log index, descending).
+          const second = [...burst(4, 10), ...burst(5, 12)];
+          await store.applyBatch(batch({ from: 4, to: 5, transfers: second }));
+          const afterSecond = await store.getChainActivity('eth');
+          assert.equal(afterSecond?.transfers, 26);
+          assert.deepEqual(afterSecond?.recent, second.slice(-16).reverse());
+
+          // A batch without transfers keeps the list; other chains are separate.
+          await store.applyBatch(batch({ from: 6, to: 8 }));
+          await store.applyBatch(batch({ chain: 'bsc', from: 1, to: 1, transfers: burst(1, 2) }));
+          assert.deepEqual(await store.getChainActivity('eth'), afterSecond);
+          assert.equal((await store.getChainActivity('bsc'))?.transfers, 2);
+        }));
+
+      test('a rollback takes its removed transfers off the count and empties the newest', () =>
+        withStore(async (store) => {
+          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
+          await store.applyBatch(batch({ from: 1, to: 3, transfers: [...burst(2, 3), ...burst(3, 4)] }));
+          const result = await store.rollback('eth', 2, blockHash(2));
+          assert.equal(result.removedTransfers, 4);
+          assert.deepEqual(await store.getChainActivity('eth'), { chain: 'eth', transfers: 3, recent: [] });
+          await store.applyBatch(batch({ from: 3, to: 3, transfers: burst(3, 1) }));
+          assert.deepEqual(await store.getChainActivity('eth'), {
+            chain: 'eth',
+            transfers: 4,
+            recent: burst(3, 1),
+          });
+        }));
+
+      test('NEO asset transfers count and show like any other', () =>
+        withStore(async (store) => {
+          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
+          const asset = `0x${'ab'.repeat(32)}`;
+          const nep5 = transfer({
+            token: T1,
+            block: 2,
+            log: 0,
+            from: 'AHolderOne',
+            to: 'AHolderTwo',
+            value: 7n,
+          });
+          const assetMove = { ...nep5, token: asset, logIndex: 1, value: 3n };
+          await store.applyBatch({
+            ...batch({ chain: 'neo', from: 1, to: 2, transfers: [nep5] }),
+            tokens: [metadata(T1), { address: asset, name: 'NEO', symbol: 'NEO', decimals: 0 }],
+            neo: {
+              assetTransfers: [assetMove],
+              outputsCreated: [],
+              outputsSpent: [],
+              deployments: [],
+              assets: [],
+            },
+          });
+          assert.deepEqual(await store.getChainActivity('neo'), {
+            chain: 'neo',
+            transfers: 2,
+            recent: [assetMove, nep5],
+          });
+        }));
+
+      test('a chain known only by its status has no transfers yet', () =>
+        withStore(async (store) => {
+          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
+          await store.setChainStatus('eth', { head: 7 });
+          assert.deepEqual(await store.getChainActivity('eth'), { chain: 'eth', transfers: 0, recent: [] });
+        }));
+
+      test('the storage size is a positive whole number of bytes', () =>
+        withStore(async (store) => {
+          assert.ok(store.storageBytes, 'every backend tells its storage size');
+          await store.applyBatch(batch({ from: 1, to: 2, transfers: burst(2, 50) }));
+          const bytes = await store.storageBytes();
+          assert.ok(Number.isSafeInteger(bytes) && bytes > 0, `storageBytes() = ${bytes}`);
+        }));
+    });
+
     describe('api keys', () => {
       const first = {
         id: 'k1abc',
@@ -1083,6 +1245,72 @@ export function runStoreContractSuite(
           await store.createApiKey(first);
           await assert.rejects(store.createApiKey({ ...second, id: first.id }));
           await assert.rejects(store.createApiKey({ ...second, hash: first.hash }));
+          assert.deepEqual(await store.listApiKeys(), [first]);
+        }));
+
+      test('rate limits and allow-lists round-trip exactly, and absent fields stay absent', () =>
+        withStore(async (store) => {
+          const limited: ApiKeyRecord = {
+            ...first,
+            // 1/min: a rate that is no short decimal must come back bit for bit.
+            rateLimit: { perSecond: 1 / 60, burst: 7 },
+            allowIps: ['203.0.113.0/24', '2001:db8::/32', '192.0.2.7/32'],
+          };
+          const unlimited: ApiKeyRecord = { ...second, rateLimit: 'unlimited' };
+          await store.createApiKey(limited);
+          await store.createApiKey(unlimited);
+          assert.deepEqual(await store.listApiKeys(), [limited, unlimited]);
+          assert.deepEqual(await store.findApiKeyByHash(limited.hash), limited);
+          assert.deepEqual(await store.findApiKeyByHash(unlimited.hash), unlimited);
+
+          // Set by id, then by hash; each call replaces both fields.
+          assert.equal(
+            await store.setApiKeyLimits(limited.id, { rateLimit: { perSecond: 2.5, burst: 1 } }),
+            true,
+          );
+          assert.deepEqual(await store.findApiKeyByHash(limited.hash), {
+            ...first,
+            rateLimit: { perSecond: 2.5, burst: 1 },
+          });
+          assert.equal(await store.setApiKeyLimits(unlimited.hash, { allowIps: ['::1/128'] }), true);
+          assert.deepEqual(await store.findApiKeyByHash(unlimited.hash), {
+            ...second,
+            allowIps: ['::1/128'],
+          });
+          // An empty list is "any address", given back absent.
+          assert.equal(await store.setApiKeyLimits(unlimited.id, { allowIps: [] }), true);
+          assert.deepEqual(await store.findApiKeyByHash(unlimited.hash), second);
+
+          // Unknown and revoked keys are not changed.
+          assert.equal(await store.setApiKeyLimits('nope', { rateLimit: 'unlimited' }), false);
+          assert.equal(await store.revokeApiKey(limited.id, 1_700_000_001_000), true);
+          assert.equal(await store.setApiKeyLimits(limited.id, { rateLimit: 'unlimited' }), false);
+          assert.deepEqual((await store.findApiKeyByHash(limited.hash))?.rateLimit, {
+            perSecond: 2.5,
+            burst: 1,
+          });
+        }));
+
+      test('limits no parser produces are refused before they are stored', () =>
+        withStore(async (store) => {
+          await store.createApiKey(first);
+          for (const rateLimit of [
+            { perSecond: 0, burst: 1 },
+            { perSecond: Number.NaN, burst: 1 },
+            { perSecond: 1, burst: 0 },
+            { perSecond: 1, burst: 1.5 },
+          ]) {
+            await assert.rejects(store.setApiKeyLimits(first.id, { rateLimit }));
+          }
+          for (const allowIps of [
+            ['10.0.0.1/8'],
+            ['10.0.0.0/8,11.0.0.0/8'],
+            ['not an ip'],
+            ['2001:DB8::/32'],
+          ]) {
+            await assert.rejects(store.setApiKeyLimits(first.id, { allowIps }));
+            await assert.rejects(store.createApiKey({ ...second, allowIps }));
+          }
           assert.deepEqual(await store.listApiKeys(), [first]);
         }));
     });

@@ -10,6 +10,7 @@
  * - Block numbers, log indexes, counts and Unix times are JS numbers (all stay far below 2^53).
  * - Every method is async, so that a network database fits behind the same interface.
  */
+import type { RateLimit } from '../internal/rate-limit.js';
 
 /** Token metadata read from the chain once, when the token is first seen. */
 export interface TokenMetadata {
@@ -229,6 +230,21 @@ export interface ChainStatus {
   role?: WriterRole;
 }
 
+/** What the dashboard and `/metrics` show of a chain beyond its {@link ChainStatus}. */
+export interface ChainActivity {
+  chain: string;
+  /**
+   * Transfers indexed on the chain (NEO asset transfers included): each batch adds its own,
+   * a rollback takes off those it removes.
+   */
+  transfers: number;
+  /**
+   * The newest transfers (at most 16) of the last batch that had any, newest first (block, then
+   * log index, descending). A rollback empties it until the next batch with transfers.
+   */
+  recent: TransferRecord[];
+}
+
 /** Who was elected to write a chain (see {@link Store.acquireWriterLease}). */
 export interface ChainWriter {
   /** `<host>:<pid>` of the elected process. */
@@ -280,7 +296,20 @@ export interface ApiKeyRecord {
   createdAt: number;
   /** Unix milliseconds, or null while active. */
   revokedAt: number | null;
+  /** The key's own rate limit; absent: the server's default (`--rate-limit`) applies. */
+  rateLimit?: ApiKeyRateLimit;
+  /**
+   * Networks the key may be used from, as canonical CIDRs (`internal/ip-allow-list.ts`);
+   * absent: any address. Backends never give back an empty list.
+   */
+  allowIps?: string[];
 }
+
+/** A key's own rate limit: a token bucket, or none at all even when the server has a default. */
+export type ApiKeyRateLimit = RateLimit | 'unlimited';
+
+/** What `setApiKeyLimits` sets; an absent field is cleared (the server default, any address). */
+export type ApiKeyLimits = Pick<ApiKeyRecord, 'rateLimit' | 'allowIps'>;
 
 export interface TokenPage {
   /** Number of tokens indexed on the chain. */
@@ -323,6 +352,25 @@ export interface Store {
    * sum of the holder's unspent outputs in Fixed8 units.
    */
   getBalance(chain: string, token: string, holder: string): Promise<bigint>;
+
+  // ---- whole-history scans (verification; not for the API's hot path) ----
+  /** Transfers of one token oldest first (block, then log index), strictly after `after` when given. */
+  scanTransfers(
+    chain: string,
+    token: string,
+    after: { blockNumber: number; logIndex: number } | null,
+    limit: number,
+  ): Promise<TransferRecord[]>;
+  /**
+   * Stored non-zero balances of one token, in the backend's key order, strictly after the holder
+   * `afterHolder` when given (pass the last holder of a page to get the next).
+   */
+  scanBalances(
+    chain: string,
+    token: string,
+    afterHolder: string | null,
+    limit: number,
+  ): Promise<{ holder: string; amount: bigint }[]>;
   /**
    * Optional, synchronous (it sits on every request's path): a number that changes whenever
    * anything the read methods above answer may have changed, through this handle or any other
@@ -331,6 +379,15 @@ export interface Store {
    * backend without it is served uncached.
    */
   readVersion?(): number;
+
+  // ---- operator views (dashboard, /metrics); both backends have them ----
+  /**
+   * Optional: the chain's transfer count and the newest transfers of its last batch that had
+   * any; null before anything was recorded for the chain.
+   */
+  getChainActivity?(chain: string): Promise<ChainActivity | null>;
+  /** Optional: bytes the store takes (SQLite: the database file and its WAL; PostgreSQL: `pg_database_size`). */
+  storageBytes?(): Promise<number>;
 
   // ---- NEO ----
   /** The rows of the output table that `refs` name; spent outputs and outputs never stored are absent. */
@@ -348,6 +405,8 @@ export interface Store {
   /** Revokes by id or by hash; returns false when no active key matched. */
   revokeApiKey(idOrHash: string, at: number): Promise<boolean>;
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Replaces the rate limit and allow-list of an active key, by id or by hash; false when none matched. */
+  setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean>;
 
   // ---- writer election (backends shared by several processes) ----
   /**

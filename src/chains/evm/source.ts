@@ -8,7 +8,7 @@ import {
   TRANSFER_TOPIC,
   toQuantity,
 } from './abi.js';
-import { InvalidRpcResponseError, RpcResponseError } from './errors.js';
+import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from './errors.js';
 import { classifyRpcError, type RpcBatchCall, type RpcBatchItem, type RpcClient } from './rpc-client.js';
 import type { BlockTag, EvmBlockHeader, EvmLog, EvmSource, TokenSupply } from './types.js';
 
@@ -77,6 +77,42 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     });
   }
 
+  async function getTransferLogsOfBlocks(
+    blocks: readonly { number: number; hash: string }[],
+  ): Promise<EvmLog[]> {
+    for (const block of blocks) assertBlockNumber(block.number);
+    if (blocks.length === 0) return [];
+    return retryInvalid('eth_getLogs by block hash', async () => {
+      const answers = await rpc.batch(
+        blocks.map((block) => ({
+          method: 'eth_getLogs',
+          params: [{ blockHash: block.hash, topics: [TRANSFER_TOPIC] }],
+        })),
+      );
+      const logs: EvmLog[] = [];
+      blocks.forEach((block, i) => {
+        const answer = answers[i]!;
+        if ('error' in answer) {
+          const kind = classifyRpcError(answer.error);
+          if (kind === 'range') throw new RangeTooLargeError('eth_getLogs', answer.error, undefined);
+          if (kind === 'other') throw new RpcResponseError('eth_getLogs', answer.error);
+          // "unknown block", "header not found": this node (behind a load balancer) has not got it yet.
+          throw new InvalidRpcResponseError(
+            `eth_getLogs: block ${block.number} not available: ${answer.error.message}`,
+          );
+        }
+        for (const log of parseLogs(answer.result, block.number, block.number)) {
+          if (log.blockHash !== block.hash)
+            throw new InvalidRpcResponseError(
+              `eth_getLogs: a log of block ${block.number} names another block hash`,
+            );
+          logs.push(log);
+        }
+      });
+      return logs;
+    });
+  }
+
   async function getHeaders(numbers: readonly number[]): Promise<EvmBlockHeader[]> {
     numbers.forEach(assertBlockNumber);
     const out = new Array<EvmBlockHeader | undefined>(numbers.length);
@@ -112,18 +148,38 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     });
   }
 
-  async function readTokenMetadata(addresses: readonly string[]): Promise<TokenMetadata[]> {
+  async function readTokenMetadata(
+    addresses: readonly string[],
+    blockTag: BlockTag = 'latest',
+  ): Promise<TokenMetadata[]> {
     const tokens = addresses.map(normalizeAddress);
     if (tokens.length === 0) return [];
-    const calls: RpcBatchCall[] = tokens.flatMap((to) => [
-      ethCall(to, calldata.name(), 'latest'),
-      ethCall(to, calldata.symbol(), 'latest'),
-      ethCall(to, calldata.decimals(), 'latest'),
-    ]);
+    if (blockTag !== 'latest') assertBlockNumber(blockTag);
+    const metadataCalls = (to: string, tag: BlockTag): RpcBatchCall[] => [
+      ethCall(to, calldata.name(), tag),
+      ethCall(to, calldata.symbol(), tag),
+      ethCall(to, calldata.decimals(), tag),
+    ];
     return retryInvalid('token metadata', async () => {
-      const answers = await rpc.batch(calls);
+      const answers = await rpc.batch(tokens.flatMap((to) => metadataCalls(to, blockTag)));
+      // As for supplies: a node that lacks the block (behind a load balancer) would read a token
+      // created in the newest blocks as having no code, and its empty metadata would stay.
+      if (blockTag !== 'latest' && answers.some(lacksBlock)) {
+        throw new InvalidRpcResponseError(`eth_call at ${blockTag}: the node has not got this block yet`);
+      }
+      const perToken = tokens.map((_, t) => answers.slice(t * 3, t * 3 + 3));
+      if (blockTag !== 'latest') {
+        // A node without state at that height (pruned) is read at `latest`, where the token exists too.
+        const stale = tokens.flatMap((_, t) => (perToken[t]!.some(isMissingState) ? [t] : []));
+        if (stale.length > 0) {
+          const retried = await rpc.batch(stale.flatMap((t) => metadataCalls(tokens[t]!, 'latest')));
+          stale.forEach((t, k) => {
+            perToken[t] = retried.slice(k * 3, k * 3 + 3);
+          });
+        }
+      }
       return tokens.map((address, t) => {
-        const result = (k: number) => callResult(answers[t * 3 + k]!, 'latest');
+        const result = (k: number) => callResult(perToken[t]![k]!, blockTag);
         return {
           address,
           name: decodeAbiStringOrBytes32(result(0) ?? '0x'),
@@ -147,6 +203,12 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     return retryInvalid('token supplies', async () => {
       const answers = await rpc.batch(tokens.flatMap((to) => supplyCalls(to, blockTag)));
       const perToken = tokens.map((_, t) => answers.slice(t * 4, t * 4 + 4));
+      if (blockTag !== 'latest' && answers.some(lacksBlock)) {
+        // This node has not got the block yet (it lags behind a load balancer): its `latest` is
+        // older than the block, and recorded as read at the block it would hide the newest mints
+        // and burns (seen under fault injection). Ask again, as for any answer not there yet.
+        throw new InvalidRpcResponseError(`eth_call at ${blockTag}: the node has not got this block yet`);
+      }
       if (blockTag !== 'latest') {
         // A node without state at that height (pruned, or behind) answers "missing trie node",
         // "header not found"...: read those tokens at `latest`, all four values together so
@@ -175,11 +237,46 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     });
   }
 
-  return { chainId, blockNumber, getTransferLogs, getHeaders, readTokenMetadata, readSupplies };
+  async function readBalances(
+    token: string,
+    holders: readonly string[],
+    blockTag: BlockTag,
+  ): Promise<(bigint | null)[]> {
+    if (holders.length === 0) return [];
+    const to = normalizeAddress(token);
+    return retryInvalid('balanceOf', async () => {
+      const answers = await rpc.batch(
+        holders.map((holder) => ethCall(to, calldata.balanceOf(normalizeAddress(holder)), blockTag)),
+      );
+      return answers.map((answer) => {
+        const hex = callResult(answer, blockTag);
+        return hex === null ? null : decodeUint(hex);
+      });
+    });
+  }
+
+  return {
+    chainId,
+    blockNumber,
+    getTransferLogs,
+    getTransferLogsOfBlocks,
+    getHeaders,
+    readTokenMetadata,
+    readSupplies,
+    readBalances,
+  };
 }
 
 function ethCall(to: string, data: string, tag: BlockTag): RpcBatchCall {
   return { method: 'eth_call', params: [{ to, data }, tag === 'latest' ? 'latest' : toQuantity(tag)] };
+}
+
+/** The node does not know the block at all (as opposed to knowing it but having pruned its state). */
+const LACKS_BLOCK =
+  /header not found|unknown block|block not found|BlockOutOfRange|block height is \d+ but requested|beyond (the )?current head/i;
+
+function lacksBlock(answer: RpcBatchItem): boolean {
+  return 'error' in answer && LACKS_BLOCK.test(answer.error.message);
 }
 
 function isMissingState(answer: RpcBatchItem): boolean {

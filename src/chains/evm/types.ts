@@ -47,10 +47,21 @@ export interface EvmSource {
   blockNumber(): Promise<number>;
   /** Logs with the ERC-20/721 Transfer topic in `[from, to]`, ordered by block then log index. */
   getTransferLogs(from: number, to: number): Promise<EvmLog[]>;
+  /**
+   * Transfer-topic logs of exactly these blocks, asked by block hash (EIP-234), ordered like
+   * `getTransferLogs`. Unlike a range, which a node behind a load balancer answers up to its own
+   * head without saying so, a block the node lacks is an error (retried), never an empty list.
+   */
+  getTransferLogsOfBlocks(blocks: readonly { number: number; hash: string }[]): Promise<EvmLog[]>;
   /** Headers of the given blocks, in the same order, fetched in JSON-RPC batches. */
   getHeaders(numbers: readonly number[]): Promise<EvmBlockHeader[]>;
   /** name/symbol/decimals of each token, tolerating missing or reverting functions. */
-  readTokenMetadata(addresses: readonly string[]): Promise<TokenMetadata[]>;
+  readTokenMetadata(addresses: readonly string[], blockTag?: BlockTag): Promise<TokenMetadata[]>;
   /** totalSupply/cap/burn-address balances at `blockTag` (falls back to `latest` when the node has no state there). */
   readSupplies(addresses: readonly string[], blockTag: BlockTag): Promise<TokenSupply[]>;
+  /**
+   * `balanceOf(holder)` of one token for each holder at `blockTag`, in the same order; null where
+   * the call reverts. A node without state at that block is an error (no silent fallback).
+   */
+  readBalances(token: string, holders: readonly string[], blockTag: BlockTag): Promise<(bigint | null)[]>;
 }

@@ -1,10 +1,14 @@
 import pg from 'pg';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
 import { addDelta, checkBatchStart, NON_HOLDERS, planBatch, type TokenWork } from '../batch-plan.js';
+import { batchTransferCount, decodeRecentTransfers, encodeRecentTransfers } from '../chain-activity.js';
 import type {
+  ApiKeyLimits,
   ApiKeyRecord,
   BlockRef,
+  ChainActivity,
   ChainStatus,
   Checkpoint,
   IndexBatch,
@@ -31,7 +35,6 @@ import {
 } from './codec.js';
 import { WRITE_LOCK_CLASS } from './locks.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, migrate } from './migrations.js';
-import { createWriterElection, type WriteFence } from './writer-election.js';
 import {
   getNeoOutputs,
   getNeoToken,
@@ -41,6 +44,7 @@ import {
   NEO_SQL,
   writeNeoPart,
 } from './neo-tables.js';
+import { createWriterElection, type WriteFence } from './writer-election.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -94,10 +98,30 @@ export function describePostgresUrl(url: string): string {
   }
 }
 
+/**
+ * A password holding an unescaped `/` (or `@`) ends the URL's authority early, so node-postgres
+ * would take a piece of the password for the host name and show it in its error ("getaddrinfo
+ * ENOTFOUND <piece>"). Such a URL has an `@` after its authority: refuse it before connecting.
+ */
+function refuseUnescapedPassword(url: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return; // node-postgres reports an unparsable URL as "Invalid URL", without any of it
+  }
+  if (`${parsed.pathname}${parsed.hash}`.includes('@')) {
+    throw new UserError(
+      'the PostgreSQL connection string is malformed: percent-encode the special characters of its password (@ / ? # as %40 %2F %3F %23)',
+    );
+  }
+}
+
 /** Opens a PostgreSQL store: checks the connection, then brings the schema up to date (migrations.ts). */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const { url, logger } = options;
   const where = describePostgresUrl(url);
+  refuseUnescapedPassword(url);
   let pool: pg.Pool;
   try {
     pool = new pg.Pool({
@@ -210,7 +234,7 @@ interface TokenRow {
   icon: string;
 }
 
-interface ApiKeyRow {
+interface ApiKeyRow extends ApiKeyLimitColumns {
   id: string;
   hash: string;
   label: string;
@@ -230,6 +254,8 @@ interface TokenChange {
 
 const TOKEN_COLUMNS =
   'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
+const API_KEY_COLUMNS =
+  'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
 const CHAIN_COLUMNS =
   'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since';
 
@@ -265,13 +291,16 @@ function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
 }
 
 function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    label: row.label,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
+  return withApiKeyLimits(
+    {
+      id: row.id,
+      hash: row.hash,
+      label: row.label,
+      createdAt: row.created_at,
+      revokedAt: row.revoked_at,
+    },
+    row,
+  );
 }
 
 /** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */
@@ -289,6 +318,8 @@ const SQL = {
   chainForWrite: 'SELECT indexed_block, journal_floor, writer_epoch FROM chains WHERE chain = $1',
   getChain: `SELECT ${CHAIN_COLUMNS} FROM chains WHERE chain = $1`,
   listChains: `SELECT ${CHAIN_COLUMNS} FROM chains ORDER BY chain`,
+  chainActivity: 'SELECT transfer_count, recent_transfers FROM chains WHERE chain = $1',
+  databaseSize: 'SELECT pg_database_size(current_database()) AS bytes',
   setStatus: `
     INSERT INTO chains (chain, head, last_error, updated_at)
     VALUES ($1, coalesce($2::bigint, 0), $3, $5)
@@ -320,20 +351,23 @@ const SQL = {
   afterBatch: `
     WITH pruned_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number < $7),
     pruned_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number < $7)
-    INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor,
+      transfer_count, recent_transfers)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
     ON CONFLICT (chain) DO UPDATE SET
       indexed_block = excluded.indexed_block,
       indexed_hash = excluded.indexed_hash,
       head = excluded.head,
       updated_at = excluded.updated_at,
       token_count = chains.token_count + excluded.token_count,
-      journal_floor = greatest(chains.journal_floor, excluded.journal_floor)`,
+      journal_floor = greatest(chains.journal_floor, excluded.journal_floor),
+      transfer_count = chains.transfer_count + excluded.transfer_count,
+      recent_transfers = coalesce(excluded.recent_transfers, chains.recent_transfers)`,
   afterRollback: `
     WITH dropped_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number > $2),
     dropped_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number > $2)
     UPDATE chains SET indexed_block = $2, indexed_hash = $3, updated_at = $4,
-      token_count = token_count - $5
+      token_count = token_count - $5, transfer_count = transfer_count - $6, recent_transfers = NULL
     WHERE chain = $1`,
 
   knownTokens: 'SELECT id, address FROM tokens WHERE chain = $1 AND address = ANY($2::bytea[])',
@@ -446,14 +480,29 @@ const SQL = {
       SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1
       ORDER BY holder_count DESC, transfer_count DESC, address ASC LIMIT $2 OFFSET $3
     ) AS p ON true`,
+  scanTransfers: `
+    SELECT block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time FROM transfers
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND (block_number, log_index) > ($3, $4)
+    ORDER BY block_number, log_index LIMIT $5`,
+  scanBalances: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND ($3::bytea IS NULL OR holder > $3::bytea)
+    ORDER BY holder LIMIT $4`,
   getBalance: `
     SELECT amount FROM balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND holder = $3`,
 
-  insertKey: 'INSERT INTO api_keys (id, hash, label, created_at, revoked_at) VALUES ($1, $2, $3, $4, $5)',
-  listKeys: 'SELECT id, hash, label, created_at, revoked_at FROM api_keys ORDER BY created_at, id',
+  insertKey: `
+    INSERT INTO api_keys (id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  listKeys: `SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`,
   revokeKey: 'UPDATE api_keys SET revoked_at = $2 WHERE (id = $1 OR hash = $1) AND revoked_at IS NULL',
-  findKey: 'SELECT id, hash, label, created_at, revoked_at FROM api_keys WHERE hash = $1',
+  findKey: `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE hash = $1`,
+  setKeyLimits: `
+    UPDATE api_keys SET rate_per_second = $2, rate_burst = $3, allow_ips = $4
+    WHERE (id = $1 OR hash = $1) AND revoked_at IS NULL`,
 
   ...NEO_SQL,
 } as const;
@@ -482,8 +531,10 @@ async function overlap<T>(inFlight: Promise<unknown> | undefined, prepare: () =>
 }
 
 /** Builds the store over a pool whose database is migrated. */
-function createPostgresStore(pool: pg.Pool): Store {
+function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logger }): Store {
   let closed = false;
+  /** The fence of each connection inside a transaction of a writer lease's store. */
+  const fences = new WeakMap<pg.PoolClient, WriteFence>();
 
   /** Runs a named prepared statement on `on` (a transaction's client, or the pool). */
   function run<R extends pg.QueryResultRow>(
@@ -498,9 +549,14 @@ function createPostgresStore(pool: pg.Pool): Store {
   const onPool = <R extends pg.QueryResultRow>(name: StatementName, values: unknown[]) =>
     run<R>(pool, name, values);
 
-  /** Runs `fn` in a transaction on one connection; rolls back on any error. */
-  async function transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a transaction on one connection; rolls back on any error. With a `fence` (a
+   * writer lease's write), `lockChain` checks it inside the transaction.
+   */
+  async function transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, fence?: WriteFence): Promise<T> {
+    fence?.assertHeld();
     const client = await pool.connect();
+    if (fence !== undefined) fences.set(client, fence);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -516,22 +572,55 @@ function createPostgresStore(pool: pg.Pool): Store {
       }
       throw error;
     } finally {
+      fences.delete(client);
       client.release(broken);
     }
   }
 
-  /** Takes the chain's write lock and reads its checkpoint row. */
+  /**
+   * Takes the chain's write lock and reads its checkpoint row. In a writer lease's transaction it
+   * also checks, under that lock, that the lease is still the chain's newest election: fencing
+   * costs no extra round trip, and an election (which takes the same lock) cannot slip in
+   * between the check and the commit.
+   */
   async function lockChain(
     client: pg.PoolClient,
     chain: string,
   ): Promise<{ indexed_block: number | null; journal_floor: number } | undefined> {
     await run(client, 'lockChain', [WRITE_LOCK_CLASS, chain]);
-    const result = await run<{ indexed_block: number | null; journal_floor: number }>(
+    const result = await run<{ indexed_block: number | null; journal_floor: number; writer_epoch: number }>(
       client,
       'chainForWrite',
       [chain],
     );
-    return result.rows[0];
+    const row = result.rows[0];
+    const fence = fences.get(client);
+    if (fence !== undefined) {
+      if (chain !== fence.chain) {
+        throw new TokenqueryError(`a writer lease of ${fence.chain} cannot write ${chain}`);
+      }
+      const stored = row?.writer_epoch ?? 0;
+      if (stored !== fence.epoch) throw fence.superseded(stored);
+    }
+    return row;
+  }
+
+  /** A new writer's election (writer-election.ts), on its lock connection: returns the new epoch. */
+  async function electWriter(client: pg.ClientBase, chain: string, writerId: string): Promise<number> {
+    await client.query('BEGIN');
+    try {
+      await client.query({ name: 'lockChain', text: SQL.lockChain, values: [WRITE_LOCK_CLASS, chain] });
+      const result = await client.query<{ writer_epoch: string | number }>({
+        name: 'electWriter',
+        text: SQL.electWriter,
+        values: [chain, writerId, Date.now()],
+      });
+      await client.query('COMMIT');
+      return Number(result.rows[0]!.writer_epoch);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
   }
 
   /**
@@ -729,6 +818,8 @@ function createPostgresStore(pool: pg.Pool): Store {
       Date.now(),
       newTokens,
       batch.pruneBlocksBelow,
+      batchTransferCount(batch),
+      encodeRecentTransfers(batch),
     ]);
   }
 
@@ -815,6 +906,7 @@ function createPostgresStore(pool: pg.Pool): Store {
       toBlockHash === null ? null : encodeHex(toBlockHash),
       Date.now(),
       removedTokens,
+      removedTransfers,
     ]);
     affected.sort();
     return { affectedTokens: affected, removedTransfers };
@@ -849,7 +941,7 @@ function createPostgresStore(pool: pg.Pool): Store {
     ]);
   }
 
-  return {
+  const store: Store = {
     kind: 'postgres',
 
     async getCheckpoint(chain: string): Promise<Checkpoint | null> {
@@ -916,6 +1008,21 @@ function createPostgresStore(pool: pg.Pool): Store {
       return (await run<ChainRow>(pool, 'listChains', [])).rows.map(toChainStatus);
     },
 
+    async getChainActivity(chain: string): Promise<ChainActivity | null> {
+      const result = await run<{ transfer_count: number; recent_transfers: string | null }>(
+        pool,
+        'chainActivity',
+        [chain],
+      );
+      const row = result.rows[0];
+      if (row === undefined) return null;
+      return { chain, transfers: row.transfer_count, recent: decodeRecentTransfers(row.recent_transfers) };
+    },
+
+    async storageBytes(): Promise<number> {
+      return (await run<{ bytes: number }>(pool, 'databaseSize', [])).rows[0]?.bytes ?? 0;
+    },
+
     async getToken(chain: string, address: string): Promise<TokenRecord | null> {
       const row = (await run<TokenRow>(pool, 'getToken', [chain, encodeHex(address)])).rows[0];
       return row === undefined ? null : toTokenRecord(chain, row);
@@ -948,6 +1055,46 @@ function createPostgresStore(pool: pg.Pool): Store {
         value: decodeAmount(row.value),
         time: row.time,
       }));
+    },
+
+    async scanTransfers(chain, token, after, limit): Promise<TransferRecord[]> {
+      const result = await run<{
+        block_number: number;
+        log_index: number;
+        tx_index: number;
+        tx_hash: string;
+        from_addr: string;
+        to_addr: string;
+        value: string;
+        time: number;
+      }>(pool, 'scanTransfers', [
+        chain,
+        encodeHex(token),
+        after?.blockNumber ?? -1,
+        after?.logIndex ?? -1,
+        limit,
+      ]);
+      return result.rows.map((row) => ({
+        token,
+        blockNumber: row.block_number,
+        logIndex: row.log_index,
+        txIndex: row.tx_index,
+        txHash: decodeHex(row.tx_hash),
+        from: decodeHex(row.from_addr),
+        to: decodeHex(row.to_addr),
+        value: decodeAmount(row.value),
+        time: row.time,
+      }));
+    },
+
+    async scanBalances(chain, token, afterHolder, limit) {
+      const result = await run<{ holder: string; amount: string }>(pool, 'scanBalances', [
+        chain,
+        encodeHex(token),
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      ]);
+      return result.rows.map((row) => ({ holder: decodeHex(row.holder), amount: decodeAmount(row.amount) }));
     },
 
     async listTokens(chain: string, offset: number, limit: number): Promise<TokenPage> {
@@ -992,7 +1139,14 @@ function createPostgresStore(pool: pg.Pool): Store {
 
     async createApiKey(key: ApiKeyRecord): Promise<void> {
       try {
-        await run(pool, 'insertKey', [key.id, key.hash, key.label, key.createdAt, key.revokedAt]);
+        await run(pool, 'insertKey', [
+          key.id,
+          key.hash,
+          key.label,
+          key.createdAt,
+          key.revokedAt,
+          ...encodeApiKeyLimits(key),
+        ]);
       } catch (error) {
         if (error instanceof pg.DatabaseError && error.code === '23505') {
           throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
@@ -1014,10 +1168,60 @@ function createPostgresStore(pool: pg.Pool): Store {
       return row === undefined ? null : toApiKey(row);
     },
 
+    async setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean> {
+      const result = await run(pool, 'setKeyLimits', [idOrHash, ...encodeApiKeyLimits(limits)]);
+      return (result.rowCount ?? 0) > 0;
+    },
+
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      await election.close();
       await pool.end();
     },
   };
+
+  /** The store a writer lease writes through: every write of the lease's chain is fenced. */
+  function fencedStore(fence: WriteFence): Store {
+    return {
+      ...store,
+      async applyBatch(batch: IndexBatch): Promise<void> {
+        await transaction((client) => applyBatchIn(client, batch), fence);
+      },
+      async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
+        return transaction((client) => rollbackIn(client, chain, toBlock, toBlockHash), fence);
+      },
+      async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
+        if (updates.length === 0) return;
+        await transaction((client) => updateSuppliesIn(client, chain, updates), fence);
+      },
+      async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }) {
+        if (chain !== fence.chain) {
+          throw new TokenqueryError(`a writer lease of ${fence.chain} cannot write ${chain}`);
+        }
+        fence.assertHeld();
+        const result = await run(pool, 'setStatusFenced', [
+          chain,
+          status.head ?? null,
+          storableMessage(status.lastError ?? null),
+          status.lastError !== undefined,
+          Date.now(),
+          fence.epoch,
+        ]);
+        if ((result.rowCount ?? 0) === 0) throw fence.superseded(null);
+      },
+      // The lease's view shares the store's pool; the store's owner closes it.
+      async close(): Promise<void> {},
+    };
+  }
+
+  const election = createWriterElection({
+    url: context.url,
+    logger: context.logger,
+    elect: electWriter,
+    fencedStore,
+    currentWriter: async (chain) => (await store.getChainStatus(chain))?.writer ?? null,
+  });
+  store.acquireWriterLease = (chain, options) => election.acquire(chain, options);
+  return store;
 }

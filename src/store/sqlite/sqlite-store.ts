@@ -1,12 +1,17 @@
 import { mkdirSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
 import { addDelta, checkBatchStart, NON_HOLDERS, planBatch } from '../batch-plan.js';
+import { batchTransferCount, decodeRecentTransfers, encodeRecentTransfers } from '../chain-activity.js';
 import type {
+  ApiKeyLimits,
   ApiKeyRecord,
   BlockRef,
+  ChainActivity,
   ChainStatus,
   Checkpoint,
   IndexBatch,
@@ -93,9 +98,11 @@ interface ChainRow {
   updated_at: number;
   token_count: number;
   journal_floor: number;
+  transfer_count: number;
+  recent_transfers: string | null;
 }
 
-interface ApiKeyRow {
+interface ApiKeyRow extends ApiKeyLimitColumns {
   id: string;
   hash: string;
   label: string;
@@ -181,13 +188,16 @@ function readTokenRecord(chain: string, row: unknown[], offset = 0): TokenRecord
 }
 
 function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    hash: row.hash,
-    label: row.label,
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-  };
+  return withApiKeyLimits(
+    {
+      id: row.id,
+      hash: row.hash,
+      label: row.label,
+      createdAt: row.created_at,
+      revokedAt: row.revoked_at,
+    },
+    row,
+  );
 }
 
 /**
@@ -242,18 +252,22 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     listChains: db.prepare<[], ChainRow>('SELECT * FROM chains ORDER BY chain'),
     tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
     afterBatch: db.prepare(`
-      INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor)
-      VALUES (@chain, @block, @hash, @head, @now, @newTokens, @floor)
+      INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor,
+        transfer_count, recent_transfers)
+      VALUES (@chain, @block, @hash, @head, @now, @newTokens, @floor, @transfers, @recent)
       ON CONFLICT (chain) DO UPDATE SET
         indexed_block = excluded.indexed_block,
         indexed_hash = excluded.indexed_hash,
         head = excluded.head,
         updated_at = excluded.updated_at,
         token_count = token_count + excluded.token_count,
-        journal_floor = max(journal_floor, excluded.journal_floor)`),
+        journal_floor = max(journal_floor, excluded.journal_floor),
+        transfer_count = transfer_count + excluded.transfer_count,
+        recent_transfers = coalesce(excluded.recent_transfers, recent_transfers)`),
     afterRollback: db.prepare(`
       UPDATE chains SET indexed_block = @block, indexed_hash = @hash, updated_at = @now,
-        token_count = token_count - @removedTokens
+        token_count = token_count - @removedTokens,
+        transfer_count = transfer_count - @removedTransfers, recent_transfers = NULL
       WHERE chain = @chain`),
     setStatus: db.prepare(`
       INSERT INTO chains (chain, head, last_error, updated_at)
@@ -348,6 +362,24 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         `SELECT ${TOKEN_READ_COLUMNS} FROM tokens WHERE chain = ? AND address = ?`,
       )
       .raw(),
+    scanTransfers: db
+      .prepare<
+        [string, SqlValue, number, number, number],
+        [number, number, number, string, string, string, SqlValue, number]
+      >(`
+        SELECT block_number, log_index, tx_index, ${hexText('tx_hash')}, ${hexText('from_addr')},
+          ${hexText('to_addr')}, ${amountText('value')}, time FROM transfers
+        WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
+          AND (block_number, log_index) > (?, ?)
+        ORDER BY block_number, log_index LIMIT +?`)
+      .raw(),
+    scanBalances: db
+      .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue]>(`
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances
+        WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
+          AND (? OR holder > ?)
+        ORDER BY holder LIMIT +?`)
+      .raw(),
     listTransfers: db
       .prepare<
         [string, SqlValue, number, number],
@@ -377,13 +409,18 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
 
     // ---- API keys ----
     insertKey: db.prepare(
-      'INSERT INTO api_keys (id, hash, label, created_at, revoked_at) VALUES (?, ?, ?, ?, ?)',
+      `INSERT INTO api_keys (id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     listKeys: db.prepare<[], ApiKeyRow>('SELECT * FROM api_keys ORDER BY created_at, id'),
     revokeKey: db.prepare(
       'UPDATE api_keys SET revoked_at = @at WHERE (id = @key OR hash = @key) AND revoked_at IS NULL',
     ),
     findKey: db.prepare<[string], ApiKeyRow>('SELECT * FROM api_keys WHERE hash = ?'),
+    setKeyLimits: db.prepare(
+      `UPDATE api_keys SET rate_per_second = ?, rate_burst = ?, allow_ips = ?
+       WHERE (id = ? OR hash = ?) AND revoked_at IS NULL`,
+    ),
   };
 
   const bulk = {
@@ -620,6 +657,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       now: Date.now(),
       newTokens,
       floor: batch.pruneBlocksBelow,
+      transfers: batchTransferCount(batch),
+      recent: encodeRecentTransfers(batch),
     });
     return writes;
   });
@@ -681,6 +720,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         hash: toBlockHash === null ? null : encodeHex(toBlockHash),
         now: Date.now(),
         removedTokens,
+        removedTransfers,
       });
       affected.sort();
       return { affectedTokens: affected, removedTransfers };
@@ -792,6 +832,23 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       return sql.listChains.all().map(toChainStatus);
     },
 
+    async getChainActivity(chain: string): Promise<ChainActivity | null> {
+      const row = sql.getChain.get(chain);
+      if (row === undefined) return null;
+      return { chain, transfers: row.transfer_count, recent: decodeRecentTransfers(row.recent_transfers) };
+    },
+
+    async storageBytes(): Promise<number> {
+      // The main file and the WAL (committed pages not yet checkpointed back); the shared-memory
+      // index is a cache. An in-memory database has no file: 0.
+      if (db.memory) return 0;
+      let bytes = 0;
+      for (const file of [db.name, `${db.name}-wal`]) {
+        bytes += (await stat(file).catch(() => null))?.size ?? 0;
+      }
+      return bytes;
+    },
+
     async getToken(chain: string, address: string): Promise<TokenRecord | null> {
       const row = sql.getToken.get(chain, encodeHex(address));
       return row === undefined ? null : readTokenRecord(chain, row);
@@ -820,6 +877,38 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         };
       }
       return transfers;
+    },
+
+    async scanTransfers(chain, token, after, limit): Promise<TransferRecord[]> {
+      const rows = sql.scanTransfers.all(
+        chain,
+        encodeHex(token),
+        after?.blockNumber ?? -1,
+        after?.logIndex ?? -1,
+        limit,
+      );
+      return rows.map(([blockNumber, logIndex, txIndex, txHash, from, to, value, time]) => ({
+        token,
+        blockNumber,
+        logIndex,
+        txIndex,
+        txHash,
+        from,
+        to,
+        value: decodeAmount(value),
+        time,
+      }));
+    },
+
+    async scanBalances(chain, token, afterHolder, limit) {
+      const rows = sql.scanBalances.all(
+        chain,
+        encodeHex(token),
+        afterHolder === null ? 1 : 0,
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      );
+      return rows.map(([holder, amount]) => ({ holder, amount: decodeAmount(amount) }));
     },
 
     async listTokens(chain: string, offset: number, limit: number): Promise<TokenPage> {
@@ -876,7 +965,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
 
     async createApiKey(key: ApiKeyRecord): Promise<void> {
       try {
-        sql.insertKey.run(key.id, key.hash, key.label, key.createdAt, key.revokedAt);
+        sql.insertKey.run(key.id, key.hash, key.label, key.createdAt, key.revokedAt, ...encodeApiKeyLimits(key));
       } catch (error) {
         if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
           throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
@@ -896,6 +985,10 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
       const row = sql.findKey.get(hash);
       return row === undefined ? null : toApiKey(row);
+    },
+
+    async setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean> {
+      return sql.setKeyLimits.run(...encodeApiKeyLimits(limits), idOrHash, idOrHash).changes > 0;
     },
 
     async close(): Promise<void> {

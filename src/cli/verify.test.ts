@@ -1,0 +1,138 @@
+/**
+ * `tokenquery verify` through the real binary, on a store the real indexer filled from a real
+ * local anvil chain; then the same store with one thing broken at a time.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createRpcClient } from '../chains/evm/rpc-client.js';
+import { createEvmSource } from '../chains/evm/source.js';
+import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
+import { getBlockNumber } from '../devchain/chain.js';
+import { type DeployedToken, deployDemoTokens, mintToken } from '../devchain/deploy.js';
+import { sendTransfers } from '../devchain/traffic.js';
+import { createEvmIndexer } from '../indexer/evm-indexer.js';
+import { silentLogger } from '../internal/logger.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { lines, removeTempDirs, runCli, tempDir } from './testing/cli-process.js';
+
+const logger = silentLogger();
+let anvil: AnvilInstance;
+let tokens: DeployedToken[];
+let dir: string;
+
+/** Indexes the whole chain into `path` with the real indexer, then stops. */
+async function indexAll(url: string, path: string): Promise<void> {
+  const store = await openSqliteStore({ path, logger });
+  const controller = new AbortController();
+  const head = await getBlockNumber(url);
+  const running = createEvmIndexer({
+    chain: { name: 'eth', rpcUrl: url, fromBlock: 0, finalityDepth: 0, pollIntervalMs: 20 },
+    source: createEvmSource({ rpc: createRpcClient({ url, logger }), logger }),
+    store,
+    logger,
+    signal: controller.signal,
+    tty: false,
+  }).run();
+  const deadline = Date.now() + 30_000;
+  while ((await store.getCheckpoint('eth'))?.block !== head) {
+    if (Date.now() > deadline) throw new Error('the indexer did not reach the head');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  controller.abort();
+  await running;
+  await store.close();
+}
+
+/** A copy of the clean store, broken by `sql`. */
+async function broken(name: string, sql: string): Promise<string> {
+  const path = join(dir, `${name}.sqlite`);
+  const clean = new Database(join(dir, 'clean.sqlite'));
+  await clean.backup(path);
+  clean.close();
+  const db = new Database(path);
+  db.exec(sql);
+  db.close();
+  return path;
+}
+
+before(async () => {
+  anvil = await startAnvil();
+  tokens = await deployDemoTokens(anvil.url);
+  await sendTransfers(anvil.url, tokens, { count: 30, seed: 3 });
+  dir = tempDir('tokenquery-verify-');
+  await indexAll(anvil.url, join(dir, 'clean.sqlite'));
+  // Moves after the indexed block: verify compares with the node AT the indexed block, so
+  // these must not show up as differences.
+  await mintToken(anvil.url, tokens[0]!, {
+    to: '0x00000000000000000000000000000000000000aa',
+    amount: 10n ** 20n,
+  });
+});
+after(async () => {
+  await anvil?.stop();
+  removeTempDirs();
+});
+
+describe('tokenquery verify', () => {
+  test('a store the indexer wrote has no differences, with the node sampled at the indexed block', async () => {
+    const result = await runCli([
+      'verify',
+      '--db',
+      join(dir, 'clean.sqlite'),
+      '--rpc',
+      `eth=${anvil.url}`,
+      '--sample',
+      '5',
+      '--json',
+    ]);
+    assert.equal(result.code, 0, result.stderr);
+    const report = JSON.parse(lines(result.stdout).at(-1)!) as {
+      tokens: number;
+      transfers: number;
+      nodeChecks: number;
+      differences: unknown[];
+    };
+    assert.equal(report.tokens, tokens.length);
+    assert.ok(report.transfers >= 30 + tokens.length, `transfers: ${report.transfers}`);
+    assert.ok(report.nodeChecks >= tokens.length, `node checks: ${report.nodeChecks}`);
+    assert.deepEqual(report.differences, []);
+  });
+
+  test('a wrong balance, holder count or transfer count is reported, exit 1', async () => {
+    const path = await broken(
+      'counts',
+      `UPDATE balances SET amount = 12345
+         WHERE (token_id, holder) = (SELECT token_id, holder FROM balances WHERE amount > 0 LIMIT 1);
+       UPDATE tokens SET holder_count = holder_count + 1, transfer_count = transfer_count + 2 WHERE id = 1;`,
+    );
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 1, result.stderr);
+    const out = result.stdout;
+    assert.match(out, /holderCount: stored \d+, recomputed \d+/);
+    assert.match(out, /transferCount: stored \d+, recomputed \d+/);
+    assert.match(out, /balance of 0x[0-9a-f]{40}: stored 12345, recomputed -?\d+/);
+    assert.match(lines(out).at(-1)!, /^\d+ differences$/);
+  });
+
+  test('a lost transfer shows as a count and balance difference; the node disagrees too', async () => {
+    const path = await broken(
+      'lost',
+      // The newest transfer of the first token disappears, its effects stay.
+      `DELETE FROM transfers WHERE (token_id, block_number, log_index) =
+         (SELECT token_id, block_number, log_index FROM transfers WHERE token_id = 1
+          ORDER BY block_number DESC, log_index DESC LIMIT 1);`,
+    );
+    const result = await runCli(['verify', '--db', path, '--rpc', `eth=${anvil.url}`]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stdout, /transferCount: stored \d+, recomputed \d+/);
+    assert.match(result.stdout, /balance of 0x[0-9a-f]{40}: stored -?\d+, recomputed -?\d+/);
+  });
+
+  test('usage errors are one line, exit 2', async () => {
+    const result = await runCli(['verify', '--db', join(dir, 'clean.sqlite'), '--chain', 'neo']);
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /not an EVM chain/);
+  });
+});

@@ -1,0 +1,183 @@
+/**
+ * `tokenquery verify`: recomputes every token's balances, holder count and transfer count from
+ * the stored transfers, compares them with what the store keeps, and compares a sample of
+ * balances with `balanceOf` on the node at the indexed block.
+ *
+ * The recomputation is independent of the indexer's incremental bookkeeping (balance cache,
+ * holder-count deltas, rollbacks): it reads the transfers back oldest first and sums them.
+ */
+import type { EvmSource } from '../chains/evm/types.js';
+import type { Logger } from '../internal/logger.js';
+import { NON_HOLDERS } from '../store/batch-plan.js';
+import type { Store, TokenRecord } from '../store/types.js';
+
+export interface VerifyOptions {
+  store: Store;
+  chain: string;
+  /** Node to sample `balanceOf` from; null checks the store against itself only. */
+  source: EvmSource | null;
+  /** Holders per token whose balance is compared with the node (largest balances first). Default 20. */
+  sample?: number;
+  /** Only these tokens (lower-case `0x` addresses); default every token of the chain. */
+  tokens?: readonly string[];
+  logger: Logger;
+  signal?: AbortSignal;
+}
+
+export type VerifyDifference =
+  | { token: string; kind: 'transferCount' | 'holderCount'; stored: number; recomputed: number }
+  | { token: string; kind: 'balance'; holder: string; stored: bigint; recomputed: bigint }
+  | { token: string; kind: 'node'; holder: string; stored: bigint; node: bigint | null; block: number };
+
+export interface VerifyReport {
+  chain: string;
+  /** The checkpoint the comparison is made at (null: nothing indexed). */
+  block: number | null;
+  tokens: number;
+  transfers: number;
+  balances: number;
+  nodeChecks: number;
+  differences: VerifyDifference[];
+}
+
+const PAGE = 5_000;
+
+/** Runs the verification of one chain; never writes. */
+export async function verifyChain(options: VerifyOptions): Promise<VerifyReport> {
+  const { store, chain, source, logger } = options;
+  const sample = options.sample ?? 20;
+  const checkpoint = await store.getCheckpoint(chain);
+  const report: VerifyReport = {
+    chain,
+    block: checkpoint?.block ?? null,
+    tokens: 0,
+    transfers: 0,
+    balances: 0,
+    nodeChecks: 0,
+    differences: [],
+  };
+  if (checkpoint === null) return report;
+
+  for (const token of await tokensOf(store, chain, options.tokens)) {
+    if (options.signal?.aborted) break;
+    report.tokens++;
+    const recomputed = new Map<string, bigint>();
+    let transfers = 0;
+    let after: { blockNumber: number; logIndex: number } | null = null;
+    for (;;) {
+      const page = await store.scanTransfers(chain, token.address, after, PAGE);
+      if (page.length === 0) break;
+      for (const t of page) {
+        transfers++;
+        if (t.from === t.to) continue;
+        recomputed.set(t.from, (recomputed.get(t.from) ?? 0n) - t.value);
+        recomputed.set(t.to, (recomputed.get(t.to) ?? 0n) + t.value);
+      }
+      const last = page[page.length - 1]!;
+      after = { blockNumber: last.blockNumber, logIndex: last.logIndex };
+    }
+    report.transfers += transfers;
+    if (transfers !== token.transferCount) {
+      report.differences.push({
+        token: token.address,
+        kind: 'transferCount',
+        stored: token.transferCount,
+        recomputed: transfers,
+      });
+    }
+    let holders = 0;
+    for (const [holder, amount] of recomputed) if (amount > 0n && !NON_HOLDERS.has(holder)) holders++;
+    if (holders !== token.holderCount) {
+      report.differences.push({
+        token: token.address,
+        kind: 'holderCount',
+        stored: token.holderCount,
+        recomputed: holders,
+      });
+    }
+
+    // Every stored balance against the sums, then every non-zero sum the store lacks.
+    const seen = new Set<string>();
+    let afterHolder: string | null = null;
+    for (;;) {
+      const page = await store.scanBalances(chain, token.address, afterHolder, PAGE);
+      if (page.length === 0) break;
+      for (const { holder, amount } of page) {
+        report.balances++;
+        seen.add(holder);
+        const expected = recomputed.get(holder) ?? 0n;
+        if (amount !== expected) {
+          report.differences.push({
+            token: token.address,
+            kind: 'balance',
+            holder,
+            stored: amount,
+            recomputed: expected,
+          });
+        }
+      }
+      afterHolder = page[page.length - 1]!.holder;
+    }
+    for (const [holder, amount] of recomputed) {
+      if (amount !== 0n && !seen.has(holder)) {
+        report.differences.push({
+          token: token.address,
+          kind: 'balance',
+          holder,
+          stored: 0n,
+          recomputed: amount,
+        });
+      }
+    }
+
+    if (source !== null && sample > 0) {
+      const largest = [...recomputed.entries()]
+        .filter(([holder, amount]) => amount > 0n && !NON_HOLDERS.has(holder))
+        .sort((a, b) => (a[1] < b[1] ? 1 : a[1] > b[1] ? -1 : a[0] < b[0] ? -1 : 1))
+        .slice(0, sample);
+      const onNode = await source.readBalances(
+        token.address,
+        largest.map(([holder]) => holder),
+        checkpoint.block,
+      );
+      largest.forEach(([holder, stored], i) => {
+        report.nodeChecks++;
+        const node = onNode[i] ?? null;
+        if (node !== stored) {
+          report.differences.push({
+            token: token.address,
+            kind: 'node',
+            holder,
+            stored,
+            node,
+            block: checkpoint.block,
+          });
+        }
+      });
+    }
+    logger.debug({ chain, token: token.address, transfers }, 'verified token');
+  }
+  return report;
+}
+
+async function tokensOf(
+  store: Store,
+  chain: string,
+  only: readonly string[] | undefined,
+): Promise<TokenRecord[]> {
+  if (only !== undefined) {
+    const found: TokenRecord[] = [];
+    for (const address of only) {
+      const token = await store.getToken(chain, address);
+      if (token !== null) found.push(token);
+    }
+    return found;
+  }
+  const tokens: TokenRecord[] = [];
+  for (let offset = 0; ; offset += 100) {
+    const page = await store.listTokens(chain, offset, 100);
+    tokens.push(...page.tokens);
+    if (page.tokens.length < 100) break;
+  }
+  return tokens;
+}
