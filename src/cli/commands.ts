@@ -1,4 +1,5 @@
 import { startApiServer } from '../api/server.js';
+import { createTokenOverlay, readTokenList, type TokenOverlay, withTokenOverlay } from '../api/token-list.js';
 import type { Config } from '../config/types.js';
 import { checkNodes, runIndexers } from '../indexer/run.js';
 import { startIndexerWorker } from '../indexer/worker.js';
@@ -6,7 +7,8 @@ import { redactUrls } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import { onShutdown } from '../internal/shutdown.js';
 import { openStore } from '../store/open.js';
-import type { Store } from '../store/types.js';
+import { splitReads } from '../store/read-split.js';
+import type { ChainStatus, Store, WriterRole } from '../store/types.js';
 import { assertCanListen, explainListenError } from './listen.js';
 
 async function listen(options: Parameters<typeof startApiServer>[0]) {
@@ -24,6 +26,57 @@ async function servedChains(config: Config, store: Store): Promise<string[]> {
   return [...names];
 }
 
+/**
+ * The store the API reads: `--db`, or with `--db-read` the replica for chain data and `--db` for
+ * API keys (read-split.ts).
+ */
+async function openApiStore(config: Config, logger: Logger): Promise<Store> {
+  const primary = await openStore({ location: config.db, logger });
+  if (config.dbRead === undefined) return primary;
+  try {
+    const { openPostgresStore } = await import('../store/postgres/postgres-store.js');
+    const replica = await openPostgresStore({ url: config.dbRead, logger, readOnly: true });
+    logger.info('API reads chain data from the read replica (--db-read) and API keys from --db');
+    return splitReads(primary, replica);
+  } catch (error) {
+    await primary.close();
+    throw error;
+  }
+}
+
+/**
+ * `start` on a backend that elects writers: `/status` also shows whether this process's own
+ * indexer is a chain's writer or a standby (`roles`, kept by the indexer worker).
+ */
+function withIndexerRoles(store: Store, roles: ReadonlyMap<string, WriterRole>): Store {
+  const withRole = (status: ChainStatus): ChainStatus => {
+    const role = roles.get(status.chain);
+    return role === undefined ? status : { ...status, role };
+  };
+  return {
+    ...store,
+    async getChainStatus(chain) {
+      const status = await store.getChainStatus(chain);
+      return status === null ? null : withRole(status);
+    },
+    async listChainStatuses() {
+      return (await store.listChainStatuses()).map(withRole);
+    },
+  };
+}
+
+/** `--token-list` files, read and checked before anything starts; a bad one stops the command. */
+function loadTokenOverlay(config: Config, logger: Logger): TokenOverlay {
+  const lists = config.tokenLists.map((path) => readTokenList(path));
+  for (const list of lists) {
+    logger.info(
+      { list: list.source, name: list.name, version: list.version, tokens: list.entries.size },
+      'token list loaded',
+    );
+  }
+  return createTokenOverlay(lists);
+}
+
 function describeChains(config: Config) {
   return config.chains.map((c) => ({ chain: c.name, rpc: redactUrls(c.rpcUrl), fromBlock: c.fromBlock }));
 }
@@ -31,15 +84,18 @@ function describeChains(config: Config) {
 /** `tokenquery start`: indexers in a worker thread, the API in this one. */
 export async function startCommand(config: Config, logger: Logger): Promise<void> {
   await assertCanListen(config.host, config.port);
+  const overlay = loadTokenOverlay(config, logger);
   await checkNodes(config.chains, logger);
-  const store = await openStore({ location: config.db, logger });
+  const store = await openApiStore(config, logger);
   const worker = startIndexerWorker(config);
   const server = await listen({
-    store,
+    store: withIndexerRoles(withTokenOverlay(store, overlay), worker.roles),
     logger,
     chains: await servedChains(config, store),
     host: config.host,
     port: config.port,
+    ...config.limits,
+    rpcMetrics: worker.rpcMetrics,
   });
   logger.info({ url: server.url, chains: describeChains(config) }, 'tokenquery started');
   worker.done.catch((error: unknown) => {
@@ -58,11 +114,19 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
 /** `tokenquery serve`: only the API, reading what an `index` process writes. */
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
   await assertCanListen(config.host, config.port);
-  const store = await openStore({ location: config.db, logger });
+  const overlay = loadTokenOverlay(config, logger);
+  const store = await openApiStore(config, logger);
   const chains = await servedChains(config, store);
   if (chains.length === 0)
     logger.warn('no chains configured (--rpc) or indexed yet: every chain answers "unsupport coin"');
-  const server = await listen({ store, logger, chains, host: config.host, port: config.port });
+  const server = await listen({
+    store: withTokenOverlay(store, overlay),
+    logger,
+    chains,
+    host: config.host,
+    port: config.port,
+    ...config.limits,
+  });
   logger.info({ url: server.url, chains }, 'tokenquery serving');
   onShutdown(logger, async () => {
     await server.close();

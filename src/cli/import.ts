@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
+import { findConfigFile } from '../config/file.js';
 import { DEFAULTS, loadConfig } from '../config/load.js';
 import { type ImportSummary, importTransfers } from '../importer/importer.js';
 import type { InputFormat } from '../importer/input.js';
@@ -28,6 +29,8 @@ export interface ImportRawOptions {
   finality?: string;
   batchTransfers?: string;
   logLevel?: string;
+  /** `--config`: db, rpc and log level may come from the config file too. */
+  config?: string;
 }
 
 export const IMPORT_HELP = `
@@ -102,11 +105,15 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
   if (batchTransfers !== undefined && (batchTransfers < 1 || batchTransfers > 1_000_000)) {
     throw new UserError('--batch-transfers must be between 1 and 1000000');
   }
-  const config = loadConfig({
-    ...(raw.rpc === undefined ? {} : { rpc: raw.rpc }),
-    ...(raw.db === undefined ? {} : { db: raw.db }),
-    ...(raw.logLevel === undefined ? {} : { logLevel: raw.logLevel }),
-  });
+  const config = loadConfig(
+    {
+      ...(raw.rpc === undefined ? {} : { rpc: raw.rpc }),
+      ...(raw.db === undefined ? {} : { db: raw.db }),
+      ...(raw.logLevel === undefined ? {} : { logLevel: raw.logLevel }),
+    },
+    process.env,
+    findConfigFile(raw.config),
+  );
   const chainConfig = config.chains.find((c) => c.name === chain);
   if (config.chains.length > 0 && chainConfig === undefined) {
     throw new UserError(`--rpc gives no node for chain ${chain} (--chain ${chain})`);

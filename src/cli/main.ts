@@ -278,7 +278,7 @@ let configCheck = false;
 const configCommand = program
   .command('config')
   .description(`check the configuration (flags, environment, ${CONFIG_FILE_NAME}) or print its JSON Schema`);
-withNodeOptions(configCommand.command('check'))
+withApiLimitOptions(withNodeOptions(configCommand.command('check')))
   .addOption(dbReadOption())
   .addOption(tokenListOption())
   .description(

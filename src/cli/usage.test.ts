@@ -45,6 +45,7 @@ const NODE_OPTIONS: Record<string, string> = {
   '--host': ENV.host,
   '--poll-interval': ENV.pollInterval,
   '--log-level': ENV.logLevel,
+  '--config': 'TOKENQUERY_CONFIG',
 };
 
 describe('help', () => {
@@ -68,12 +69,15 @@ describe('help', () => {
     for (const [i, result] of results.entries()) {
       assert.equal(result.code, 0, result.stderr);
       const options = helpOptions(result.stdout);
+      // The commands that serve the API also take a read replica and token lists.
+      const expected: Record<string, string> =
+        i < 2 ? { ...NODE_OPTIONS, '--db-read': ENV.dbRead, '--token-list': ENV.tokenList } : NODE_OPTIONS;
       assert.deepEqual(
         [...options.keys()].sort(),
-        [...Object.keys(NODE_OPTIONS), '--help'].sort(),
+        [...Object.keys(expected), '--help'].sort(),
         `options of ${['start', 'serve', 'index'][i]}`,
       );
-      for (const [flag, variable] of Object.entries(NODE_OPTIONS)) {
+      for (const [flag, variable] of Object.entries(expected)) {
         assert.match(
           options.get(flag)!,
           new RegExp(`\\[env ${variable}\\]`),

@@ -26,6 +26,7 @@ describe('config defaults', () => {
       port: 8080,
       chains: [],
       logLevel: 'info',
+      tokenLists: [],
     });
     assert.equal(DEFAULTS.fromBlock, 0);
     assert.equal(DEFAULTS.finalityDepth, 64);
@@ -115,6 +116,7 @@ describe('config from the environment', () => {
   test('every option has an environment variable', () => {
     assert.deepEqual(Object.values(ENV).sort(), [
       'TOKENQUERY_DB',
+      'TOKENQUERY_DB_READ',
       'TOKENQUERY_FINALITY',
       'TOKENQUERY_FROM_BLOCK',
       'TOKENQUERY_HOST',
@@ -122,6 +124,7 @@ describe('config from the environment', () => {
       'TOKENQUERY_POLL_INTERVAL_MS',
       'TOKENQUERY_PORT',
       'TOKENQUERY_RPC',
+      'TOKENQUERY_TOKEN_LIST',
     ]);
     const config = loadConfig({}, env);
     assert.equal(config.db, '/env/db.sqlite');
@@ -273,5 +276,33 @@ describe('store location alone', () => {
     const env = { [ENV.rpc]: 'garbage', [ENV.port]: 'abc' };
     assert.equal(loadStoreLocation({ db: '/a' }, env), '/a');
     assert.throws(() => loadConfig({ db: '/a' }, env), UserError);
+  });
+});
+
+describe('read replica (--db-read)', () => {
+  const primary = 'postgres://tq:primary-secret@db-primary:5432/tq';
+  const replica = 'postgres://tq:replica-secret@db-replica:5432/tq';
+
+  test('flag, then variable; absent when neither is given', () => {
+    assert.equal(
+      loadConfig({ db: primary, dbRead: replica }, { [ENV.dbRead]: 'postgres://x/y' }).dbRead,
+      replica,
+    );
+    assert.equal(loadConfig({ db: primary }, { [ENV.dbRead]: replica }).dbRead, replica);
+    assert.equal('dbRead' in loadConfig({ db: primary }, {}), false);
+  });
+
+  test('must be PostgreSQL, and the primary too; the messages never show either URL', () => {
+    const notPostgres = rejects(
+      () => loadConfig({ db: primary, dbRead: 'http://user:pw@replica/x' }, {}),
+      /^--db-read must be a postgres:\/\/ connection string/,
+    );
+    const sqlitePrimary = rejects(
+      () => loadConfig({ db: '/data/tq.sqlite' }, { [ENV.dbRead]: replica }),
+      /^TOKENQUERY_DB_READ needs --db to be the primary PostgreSQL database/,
+    );
+    for (const error of [notPostgres, sqlitePrimary]) {
+      assert.doesNotMatch(error.message, /secret|pw@/);
+    }
   });
 });

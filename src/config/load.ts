@@ -1,18 +1,22 @@
 import { ALL_CHAINS, type ChainName, isChainName } from '../internal/chains.js';
 import { redactUrls, UserError } from '../internal/errors.js';
 import type { LogLevel } from '../internal/logger.js';
+import { type ApiLimitOptions, loadApiLimits } from './api-limits.js';
+import type { ConfigFile } from './file.js';
 import type { ChainConfig, Config } from './types.js';
 
 /** Raw option values as the CLI parsed them (strings; repeatable options as arrays). */
-export interface RawOptions {
+export interface RawOptions extends ApiLimitOptions {
   rpc?: string[];
   fromBlock?: string[];
   finality?: string[];
   db?: string;
+  dbRead?: string;
   port?: string;
   host?: string;
   pollInterval?: string;
   logLevel?: string;
+  tokenList?: string[];
 }
 
 /** Environment variables, one per option; repeatable ones take a comma- or space-separated list. */
@@ -21,10 +25,12 @@ export const ENV = {
   fromBlock: 'TOKENQUERY_FROM_BLOCK',
   finality: 'TOKENQUERY_FINALITY',
   db: 'TOKENQUERY_DB',
+  dbRead: 'TOKENQUERY_DB_READ',
   port: 'TOKENQUERY_PORT',
   host: 'TOKENQUERY_HOST',
   pollInterval: 'TOKENQUERY_POLL_INTERVAL_MS',
   logLevel: 'TOKENQUERY_LOG_LEVEL',
+  tokenList: 'TOKENQUERY_TOKEN_LIST',
 } as const;
 
 export const DEFAULTS = {
@@ -38,7 +44,15 @@ export const DEFAULTS = {
   logLevel: 'info' as LogLevel,
 };
 
-const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+/** Accepted ranges of the numeric options, shared with the config file's schema (file.ts). */
+export const LIMITS = {
+  port: { minimum: 0, maximum: 65_535 },
+  pollIntervalMs: { minimum: 50, maximum: 3_600_000 },
+  fromBlock: { minimum: 0, maximum: 2 ** 48 },
+  finality: { minimum: 0, maximum: 100_000 },
+} as const;
+
+export const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function splitList(value: string | undefined): string[] {
   return value ? value.split(/[\s,]+/).filter(Boolean) : [];
@@ -52,24 +66,48 @@ interface Sourced {
 
 const flagName = (option: keyof typeof ENV) => `--${option.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
-/** A single-valued option: the flag wins over the environment. */
+/** The config file's key of each single-valued option. */
+const FILE_KEYS = {
+  db: 'db',
+  dbRead: 'dbRead',
+  port: 'port',
+  host: 'host',
+  pollInterval: 'pollIntervalMs',
+  logLevel: 'logLevel',
+} as const;
+
+/** A single-valued option: the flag wins over the environment, which wins over the config file. */
 function single(
-  option: keyof typeof ENV,
+  option: keyof typeof FILE_KEYS,
   flag: string | undefined,
   env: NodeJS.ProcessEnv,
+  file?: ConfigFile,
 ): Sourced | undefined {
   if (flag !== undefined) return { value: flag, from: flagName(option) };
   const value = env[ENV[option]];
-  return value === undefined || value === '' ? undefined : { value, from: ENV[option] };
+  if (value !== undefined && value !== '') return { value, from: ENV[option] };
+  const key = FILE_KEYS[option];
+  const inFile = file?.[key];
+  return inFile === undefined ? undefined : { value: String(inFile), from: `${file!.label}: ${key}` };
 }
 
-/** Parses repeated `<chain>=<value>` pairs; flags win over the environment chain by chain. */
+/**
+ * Parses repeated `<chain>=<value>` pairs; chain by chain, flags win over the environment, which
+ * wins over the config file's `chains.<chain>.<option>`.
+ */
 function chainPairs(
   option: 'rpc' | 'fromBlock' | 'finality',
   flagValues: string[] | undefined,
   env: NodeJS.ProcessEnv,
+  file?: ConfigFile,
 ): Map<ChainName, Sourced> {
   const pairs = new Map<ChainName, Sourced>();
+  for (const [chain, settings] of Object.entries(file?.chains ?? {}) as [ChainName, ChainFileSettings][]) {
+    const value = settings[option];
+    if (value !== undefined) {
+      pairs.set(chain, { value: String(value), from: `${file!.label}: chains.${chain}.${option}` });
+    }
+  }
   const parse = (entries: string[], from: string) => {
     // Within one source a chain named twice is a mistake (which URL was meant?); across sources the flag wins.
     const seen = new Set<ChainName>();
@@ -93,7 +131,12 @@ function chainPairs(
   return pairs;
 }
 
-function integer({ value, from }: Sourced, min: number, max: number): number {
+type ChainFileSettings = ConfigFile['chains'][ChainName] & {};
+
+function integer(
+  { value, from }: Sourced,
+  { minimum: min, maximum: max }: { minimum: number; maximum: number },
+): number {
   if (!/^[0-9]+$/.test(value)) throw new UserError(`${from} must be a whole number, got "${value}"`);
   const n = Number(value);
   if (n < min || n > max) throw new UserError(`${from} must be between ${min} and ${max}, got ${value}`);
@@ -116,19 +159,23 @@ function rpcUrl({ value, from }: Sourced): string {
 }
 
 /**
- * Flags + environment + defaults → one frozen, validated Config. Throws `UserError` with a
- * message that names the bad option (the flag or the variable it came from) and never a secret.
+ * Flags + environment + config file + defaults, in that order of precedence → one frozen,
+ * validated Config. Throws `UserError` with a message that names the bad option (the flag, the
+ * variable or the config file's field it came from) and never a secret. `file` is a config file
+ * that `readConfigFile` (file.ts) has already read and validated.
  */
-export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env): Config {
-  const rpc = chainPairs('rpc', raw.rpc, env);
-  const fromBlocks = chainPairs('fromBlock', raw.fromBlock, env);
-  const finality = chainPairs('finality', raw.finality, env);
+export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env, file?: ConfigFile): Config {
+  const rpc = chainPairs('rpc', raw.rpc, env, file);
+  const fromBlocks = chainPairs('fromBlock', raw.fromBlock, env, file);
+  const finality = chainPairs('finality', raw.finality, env, file);
   for (const [chain, { from }] of [...fromBlocks, ...finality]) {
     if (!rpc.has(chain))
-      throw new UserError(`${from}: no --rpc ${chain}=<url> is given for chain "${chain}"`);
+      throw new UserError(
+        `${from}: no --rpc ${chain}=<url> is given for chain "${chain}" (nor ${ENV.rpc}, nor chains.${chain}.rpc in the config file)`,
+      );
   }
-  const pollText = single('pollInterval', raw.pollInterval, env);
-  const pollIntervalMs = pollText ? integer(pollText, 50, 3_600_000) : DEFAULTS.pollIntervalMs;
+  const pollText = single('pollInterval', raw.pollInterval, env, file);
+  const pollIntervalMs = pollText ? integer(pollText, LIMITS.pollIntervalMs) : DEFAULTS.pollIntervalMs;
 
   const chains: ChainConfig[] = [...rpc].map(([name, url]) => {
     const fromText = fromBlocks.get(name);
@@ -136,30 +183,50 @@ export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env
     return Object.freeze({
       name,
       rpcUrl: rpcUrl(url),
-      fromBlock: fromText === undefined ? DEFAULTS.fromBlock : integer(fromText, 0, 2 ** 48),
-      finalityDepth: finalityText === undefined ? DEFAULTS.finalityDepth : integer(finalityText, 0, 100_000),
+      fromBlock: fromText === undefined ? DEFAULTS.fromBlock : integer(fromText, LIMITS.fromBlock),
+      finalityDepth:
+        finalityText === undefined ? DEFAULTS.finalityDepth : integer(finalityText, LIMITS.finality),
       pollIntervalMs,
     });
   });
 
-  const portText = single('port', raw.port, env);
-  const levelText = single('logLevel', raw.logLevel, env);
+  const portText = single('port', raw.port, env, file);
+  const levelText = single('logLevel', raw.logLevel, env, file);
   const logLevel = (levelText?.value ?? DEFAULTS.logLevel) as LogLevel;
   if (levelText && !LOG_LEVELS.includes(logLevel)) {
     throw new UserError(
       `${levelText.from} must be one of ${LOG_LEVELS.join(', ')}, got "${levelText.value}"`,
     );
   }
-  const host = single('host', raw.host, env)?.value ?? DEFAULTS.host;
+  const host = single('host', raw.host, env, file)?.value ?? DEFAULTS.host;
   if (host.trim() === '') throw new UserError('--host must not be empty');
 
+  const db = loadStoreLocation(raw, env, file);
+  const dbRead = readReplica(single('dbRead', raw.dbRead, env, file), db);
   return Object.freeze({
-    db: loadStoreLocation(raw, env),
+    db,
+    ...(dbRead === undefined ? {} : { dbRead }),
     host,
-    port: portText === undefined ? DEFAULTS.port : integer(portText, 0, 65_535),
+    port: portText === undefined ? DEFAULTS.port : integer(portText, LIMITS.port),
     chains: Object.freeze(chains),
     logLevel,
+    tokenLists: Object.freeze(tokenLists(raw.tokenList, env, file)),
+    limits: loadApiLimits(raw, env, file),
   });
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/** `--db-read`: a PostgreSQL replica of the `--db` PostgreSQL database. Never echoes either URL. */
+function readReplica(text: Sourced | undefined, db: string): string | undefined {
+  if (text === undefined) return undefined;
+  if (!POSTGRES_URL.test(text.value)) {
+    throw new UserError(`${text.from} must be a postgres:// connection string (a read replica of --db)`);
+  }
+  if (!POSTGRES_URL.test(db)) {
+    throw new UserError(`${text.from} needs --db to be the primary PostgreSQL database (postgres://...)`);
+  }
+  return text.value;
 }
 
 /**
@@ -169,8 +236,21 @@ export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env
 export function loadStoreLocation(
   raw: { db?: string | undefined },
   env: NodeJS.ProcessEnv = process.env,
+  file?: ConfigFile,
 ): string {
-  const db = single('db', raw.db, env)?.value ?? DEFAULTS.db;
+  const db = single('db', raw.db, env, file)?.value ?? DEFAULTS.db;
   if (db.trim() === '') throw new UserError('--db must not be empty');
   return db;
+}
+
+/**
+ * `--token-list` files: those of the first source that gives any (flags, then the environment,
+ * then the config file, whose paths are relative to the file). A list replaces, it does not add
+ * to, the lists of a lower source, like every other option.
+ */
+function tokenLists(flags: string[] | undefined, env: NodeJS.ProcessEnv, file?: ConfigFile): string[] {
+  if (flags !== undefined && flags.length > 0) return flags;
+  const fromEnv = splitList(env[ENV.tokenList]);
+  if (fromEnv.length > 0) return fromEnv;
+  return [...(file?.tokenLists ?? [])];
 }

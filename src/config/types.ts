@@ -1,5 +1,6 @@
 import type { ChainName } from '../internal/chains.js';
 import type { LogLevel } from '../internal/logger.js';
+import type { RateLimit } from '../internal/rate-limit.js';
 
 /** One chain to index, fully resolved from flags, environment and defaults. */
 export interface ChainConfig {
@@ -14,14 +15,35 @@ export interface ChainConfig {
   pollIntervalMs: number;
 }
 
+/** `serve`/`start`: rate limits and allow-list options (config/api-limits.ts, docs/api-keys.md). */
+export interface ApiLimitsConfig {
+  /** `--rate-limit`/`--rate-burst`: the limit of keys without their own. Absent: unlimited. */
+  defaultRateLimit?: RateLimit;
+  /** `--redis`: rate-limit state shared by replicas. Absent: in-process. May hold a password: never log it unredacted. */
+  redis?: string;
+  /** `--trust-proxy`: proxies (canonical CIDRs or proxy-addr range names) or a hop count. Absent: never trust X-Forwarded-For. */
+  trustProxy?: readonly string[] | number;
+}
+
 /** The frozen, validated configuration every command runs from. */
 export interface Config {
   /** SQLite file path (default `./data/tokenquery.sqlite`) or a `postgres://` URL. */
   db: string;
+  /**
+   * `serve`/`start`: a `postgres://` read replica of `db` that the API reads chain data from
+   * (API keys are still read from `db`, so revocations apply at once). Absent: everything reads `db`.
+   */
+  dbRead?: string;
   /** API listen address. Default `127.0.0.1`. */
   host: string;
   /** API listen port. Default 8080. */
   port: number;
   chains: readonly ChainConfig[];
   logLevel: LogLevel;
+  /**
+   * `serve`/`start`: Uniswap-style token list files that fill `ic` and repair empty names and
+   * symbols in the API's answers (api/token-list.ts). Default none.
+   */
+  tokenLists: readonly string[];
+  limits: ApiLimitsConfig;
 }

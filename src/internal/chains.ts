@@ -19,3 +19,9 @@ export function isChainName(name: string): name is ChainName {
 /** Burn addresses whose node-side balances are subtracted from total supply for circulating supply. */
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 export const DEAD_ADDRESS = '0x000000000000000000000000000000000000dead';
+
+/**
+ * EIP-155 chain ids of the EVM chains, as token lists (https://tokenlists.org) name them:
+ * Ethereum 1, BNB Smart Chain 56, KCC 321, Moonriver 1285.
+ */
+export const EVM_CHAIN_IDS: Readonly<Record<EvmChain, number>> = { eth: 1, bsc: 56, kcs: 321, movr: 1285 };

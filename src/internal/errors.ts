@@ -35,13 +35,38 @@ export function errorMessage(error: unknown): string {
 
 /**
  * Removes credentials and query strings from URLs inside a text, so RPC URLs such as
- * `https://user:secret@node/path?key=...` never reach a log line or a response.
+ * `https://user:secret@node/path?key=...` and database URLs such as
+ * `postgres://user:secret@db:5432/tokenquery?sslpassword=...` (and `redis://:secret@host`) never
+ * reach a log line or a response.
+ * RPC URLs keep only their host (a path can hold an API key: `/v3/<key>`); database URLs keep
+ * their host and database name, which are not secret and tell which database is meant.
+ * Everything up to the last `@` of the URL is dropped, so a password holding an unescaped `@`,
+ * `/`, `?` or `#` cannot leak either.
  */
 export function redactUrls(text: string): string {
   return text.replace(
-    /\b(https?|wss?):\/\/([^\s/@'"]+@)?([^\s/?#'"]+)[^\s'"]*/gi,
-    (_m, scheme: string, _cred, host: string) => {
-      return `${scheme}://${host}/…`;
+    /\b(https?|wss?|rediss?|postgres(?:ql)?):\/\/([^\s'"<>]+)/gi,
+    (_m, scheme: string, rest: string) => {
+      const afterCredentials = rest.slice(rest.lastIndexOf('@') + 1);
+      const host = /^[^/?#]*/.exec(afterCredentials)![0];
+      if (!/^postgres/i.test(scheme)) return `${scheme}://${host}/…`;
+      const database = /^\/([^/?#]*)/.exec(afterCredentials.slice(host.length))?.[1] ?? '';
+      return `${scheme}://${host}/${database}`;
     },
   );
+}
+
+/**
+ * Several user mistakes found at once (a config file, a token list): `problems` holds one
+ * self-contained line each, and the CLI prints them all. `shortMessage` is the first, with a count.
+ */
+export class ProblemsError extends UserError {
+  override name = 'ProblemsError';
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    const [first = 'invalid input', ...rest] = problems;
+    super(rest.length === 0 ? first : `${first} (and ${rest.length} more)`);
+    this.problems = problems.length === 0 ? [first] : problems;
+  }
 }
