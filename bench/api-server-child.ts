@@ -7,11 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { startApiServer } from '../src/api/server.js';
 import { generateApiKey } from '../src/internal/api-keys.js';
 import { silentLogger } from '../src/internal/logger.js';
-import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { openStore } from '../src/store/open.js';
 import { childInput, childMain } from './common.js';
 
 export type ApiServerChildInput =
-  /** `cache`: tokenquery's response cache on or off. */
+  /** `cache`: tokenquery's response cache on or off. `dbPath`: a SQLite file or a `postgres://` URL. */
   | { mode: 'tokenquery'; dbPath: string; cache: boolean }
   /** Path (without query) → the exact body to answer with. */
   | { mode: 'baseline'; bodies: Record<string, string> };
@@ -24,7 +24,7 @@ export interface ApiServerChildReady {
 
 async function tokenquery(dbPath: string, cache: boolean): Promise<ApiServerChildReady> {
   const logger = silentLogger();
-  const store = await openSqliteStore({ path: dbPath, logger });
+  const store = await openStore({ location: dbPath, logger });
   const key = generateApiKey();
   await store.createApiKey({
     id: key.id,

@@ -71,7 +71,7 @@ interface CaseSpec {
 }
 
 /** A running server and the paths one operation requests from it. */
-interface Target {
+export interface Target {
   url: string;
   paths: string[];
   pid: number;
@@ -219,7 +219,7 @@ async function profileCase(
 }
 
 /** One autocannon run against one server. */
-interface Slice {
+export interface Slice {
   perSecond: number;
   requests: number;
   seconds: number;
@@ -231,7 +231,7 @@ interface Slice {
 }
 
 /** Runs autocannon for `seconds`; the paths are requested in turn across all connections. */
-async function load(target: Target, seconds: number, connections: number): Promise<Slice> {
+export async function load(target: Target, seconds: number, connections: number): Promise<Slice> {
   let next = 0;
   const { paths } = target;
   const requests = [
@@ -254,7 +254,7 @@ async function load(target: Target, seconds: number, connections: number): Promi
   };
 }
 
-function combine(slices: Slice[]): LoadResult {
+export function combine(slices: Slice[]): LoadResult {
   const requests = slices.reduce((sum, s) => sum + s.requests, 0);
   const seconds = slices.reduce((sum, s) => sum + s.seconds, 0);
   const cpuSeconds = slices.reduce((sum, s) => sum + s.cpuSeconds, 0);
@@ -270,7 +270,7 @@ function combine(slices: Slice[]): LoadResult {
 }
 
 /** CPU time (user + system) a process has used, from `/proc/<pid>/stat` (Linux); NaN elsewhere. */
-function cpuSecondsOf(pid: number): number {
+export function cpuSecondsOf(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesized command name; utime and stime are fields 14 and 15, in clock ticks.

@@ -1,5 +1,5 @@
 // One backfill measurement in a process of its own (forked by backfill.ts): either the bare
-// `eth_getLogs` baseline or the real indexer into a fresh SQLite store.
+// `eth_getLogs` baseline or the real indexer into a fresh SQLite store or PostgreSQL database.
 import { statSync } from 'node:fs';
 import { createRpcClient } from '../src/chains/evm/rpc-client.js';
 import { createEvmSource } from '../src/chains/evm/source.js';
@@ -7,6 +7,7 @@ import { createEvmIndexer } from '../src/indexer/evm-indexer.js';
 import { silentLogger } from '../src/internal/logger.js';
 import { openStore } from '../src/store/open.js';
 import type { IndexBatch, Store } from '../src/store/types.js';
+import { acquireWriterLease } from '../src/store/writer-lease.js';
 import { childInput, childMain, rssSampler } from './common.js';
 
 export interface BackfillChildInput {
@@ -18,7 +19,7 @@ export interface BackfillChildInput {
   chunk: number;
   /** Requests in flight. */
   concurrency: number;
-  /** Indexer only: the SQLite file to create. */
+  /** Indexer only: the SQLite file to create, or a `postgres://` URL of an empty database. */
   dbPath?: string;
 }
 
@@ -30,7 +31,10 @@ export interface BackfillChildResult {
   peakRssBytes: number;
   /** CPU time of this process (all its threads) over the timed part, user + system. */
   cpuSeconds: number;
-  /** Indexer only: SQLite file size (main file plus WAL) after closing the store. */
+  /**
+   * Indexer only: SQLite file size (main file plus WAL) after closing the store; PostgreSQL:
+   * tables with their indexes and TOAST, after a VACUUM.
+   */
   dbBytes?: number;
   /** Indexer only: `eth_getLogs` requests the indexer made. */
   requests?: number;
@@ -84,15 +88,19 @@ async function baseline(input: BackfillChildInput): Promise<BackfillChildResult>
 async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> {
   if (!input.dbPath) throw new Error('indexer mode needs dbPath');
   const logger = silentLogger();
-  // As `tokenquery index` opens it: writes on a thread of their own.
+  const postgres = input.dbPath.startsWith('postgres');
+  // As `tokenquery index` opens it: writes on a thread of their own (SQLite), and through the
+  // chain's writer lease (PostgreSQL: elected, and every write fenced).
   const store = await openStore({ location: input.dbPath, logger, writerThread: true });
   const controller = new AbortController();
+  const lease = await acquireWriterLease(store, 'eth', { signal: controller.signal });
+  if (lease === null) throw new Error('no writer lease');
   let finishedAt = 0;
   let requests = 0;
   // Observe the indexer's commits without changing them: the run ends with the batch that reaches the head.
-  const watched: Store = Object.create(store) as Store;
+  const watched: Store = Object.create(lease.store) as Store;
   watched.applyBatch = async (batch: IndexBatch) => {
-    await store.applyBatch(batch);
+    await lease.store.applyBatch(batch);
     if (batch.toBlock >= input.head && finishedAt === 0) {
       finishedAt = performance.now();
       controller.abort();
@@ -133,13 +141,18 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
   }
   const page = await store.listTokens('eth', 0, 1000);
   const items = page.tokens.reduce((sum, t) => sum + t.transferCount, 0);
+  await lease.release();
   await store.close();
   let dbBytes = 0;
-  for (const suffix of ['', '-wal']) {
-    try {
-      dbBytes += statSync(input.dbPath + suffix).size;
-    } catch {
-      // no WAL left after a clean close
+  if (postgres) {
+    dbBytes = await postgresTableBytes(input.dbPath);
+  } else {
+    for (const suffix of ['', '-wal']) {
+      try {
+        dbBytes += statSync(input.dbPath + suffix).size;
+      } catch {
+        // no WAL left after a clean close
+      }
     }
   }
   return {
@@ -151,6 +164,28 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
     dbBytes,
     requests,
   };
+}
+
+/**
+ * Bytes of the store's tables in PostgreSQL (heap, indexes, TOAST, free space map, visibility
+ * map), after a VACUUM as autovacuum would leave them: what the disk holds for the data, without
+ * the WAL and the server's own catalogs.
+ */
+async function postgresTableBytes(url: string): Promise<number> {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('VACUUM');
+    const result = await client.query<{ bytes: string }>(
+      `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) AS bytes FROM pg_class c
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE c.relkind = 'r' AND n.nspname = current_schema()`,
+    );
+    return Number(result.rows[0]?.bytes ?? 0);
+  } finally {
+    await client.end();
+  }
 }
 
 // Exit when the parent disconnects, so that a CPU profile (--cpu-prof) is written on a normal exit

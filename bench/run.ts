@@ -1,4 +1,4 @@
-// `npm run bench [-- backfill|api|neo|import] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
+// `npm run bench [-- backfill|api|neo|import|postgres] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
 import { renderImport, runImportBench } from './import.js';
 import { type NeoReport, runNeoBench } from './neo.js';
+import { renderPostgres, runPostgresBench } from './postgres.js';
 import type { ProfileEntry, ProfileSummary } from './profile.js';
 
 const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
@@ -37,9 +38,9 @@ const { values, positionals } = parseArgs({
   },
 });
 const which = positionals[0] ?? 'all';
-if (!['all', 'backfill', 'api', 'neo', 'import'].includes(which)) {
+if (!['all', 'backfill', 'api', 'neo', 'import', 'postgres'].includes(which)) {
   console.error(
-    `unknown benchmark "${which}": use backfill, api, neo, import, or nothing for all but import`,
+    `unknown benchmark "${which}": use backfill, api, neo, import, postgres, or nothing for all but import and postgres`,
   );
   process.exit(2);
 }
@@ -59,7 +60,30 @@ process.once('SIGINT', () => {
 const sections: Record<string, string> = {};
 try {
   log(`${facts.cpu}, ${facts.cores} cores, Node ${facts.node}, ${facts.anvil}`);
-  if (which !== 'neo' && which !== 'import') {
+  if (which === 'postgres') {
+    // PostgreSQL beside SQLite, with the same baselines, in one run (needs the server of
+    // TOKENQUERY_TEST_POSTGRES, default the local one).
+    chain = await prepareChain(CHAIN);
+    log(`chain ready in ${chain.setupSeconds.toFixed(1)} s, head ${chain.head}`);
+    const report = await runPostgresBench(
+      chain,
+      {
+        reps: Number(values.reps),
+        chunk: CHUNK,
+        concurrency: CONCURRENCY,
+        workDir,
+        connections: Number(values.connections),
+        durationSeconds: Number(values.duration),
+        warmupSeconds: Number(values.warmup),
+        rounds: 5,
+        pages: 50,
+        pageSize: 50,
+      },
+      log,
+    );
+    sections.postgres = renderPostgres(report, machineLine(facts));
+  }
+  if (which !== 'neo' && which !== 'import' && which !== 'postgres') {
     chain = await prepareChain(CHAIN);
     log(
       `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,

@@ -118,8 +118,8 @@ function withApiLimitOptions(command: Command): Command {
       `share rate-limit state between API replicas through Redis (default: per process) [env ${API_LIMIT_ENV.redis}]`,
     )
     .option(
-      '--trust-proxy <cidrs|hops>',
-      `believe X-Forwarded-For from these proxies (CIDRs, comma-separated) or this many hops, for key allow-lists (default: never) [env ${API_LIMIT_ENV.trustProxy}]`,
+      '--trust-proxy <cidrs>',
+      `believe X-Forwarded-For from these proxies (addresses or CIDRs, comma-separated), for key allow-lists (default: never) [env ${API_LIMIT_ENV.trustProxy}]`,
     );
 }
 

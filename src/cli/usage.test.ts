@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { API_LIMIT_ENV } from '../config/api-limits.js';
 import { ENV } from '../config/load.js';
 import {
   assertOneLineError,
@@ -48,6 +49,15 @@ const NODE_OPTIONS: Record<string, string> = {
   '--config': 'TOKENQUERY_CONFIG',
 };
 
+const API_OPTIONS: Record<string, string> = {
+  '--db-read': ENV.dbRead,
+  '--token-list': ENV.tokenList,
+  '--rate-limit': API_LIMIT_ENV.rateLimit,
+  '--rate-burst': API_LIMIT_ENV.rateBurst,
+  '--redis': API_LIMIT_ENV.redis,
+  '--trust-proxy': API_LIMIT_ENV.trustProxy,
+};
+
 describe('help', () => {
   test('the program help lists every command and exits 0', async () => {
     const result = await runCli(['--help']);
@@ -69,9 +79,9 @@ describe('help', () => {
     for (const [i, result] of results.entries()) {
       assert.equal(result.code, 0, result.stderr);
       const options = helpOptions(result.stdout);
-      // The commands that serve the API also take a read replica and token lists.
+      // The commands that serve the API also take a read replica, token lists and key limits.
       const expected: Record<string, string> =
-        i < 2 ? { ...NODE_OPTIONS, '--db-read': ENV.dbRead, '--token-list': ENV.tokenList } : NODE_OPTIONS;
+        i < 2 ? { ...NODE_OPTIONS, ...API_OPTIONS } : NODE_OPTIONS;
       assert.deepEqual(
         [...options.keys()].sort(),
         [...Object.keys(expected), '--help'].sort(),
@@ -90,17 +100,24 @@ describe('help', () => {
   });
 
   test('keys and demo document their options and variables', async () => {
-    const [create, list, revoke, demo] = await Promise.all([
+    const [create, list, revoke, demo, set] = await Promise.all([
       runCli(['keys', 'create', '--help']),
       runCli(['keys', 'list', '--help']),
       runCli(['keys', 'revoke', '--help']),
       runCli(['demo', '--help']),
+      runCli(['keys', 'set', '--help']),
     ]);
-    for (const result of [create, list, revoke]) {
+    for (const result of [create, list, revoke, set]) {
       assert.equal(result.code, 0, result.stderr);
       assert.match(helpOptions(result.stdout).get('--db')!, /\[env TOKENQUERY_DB\]/);
     }
     assert.ok(helpOptions(create!.stdout).has('--label'));
+    for (const flag of ['--rate', '--burst', '--allow-ip']) {
+      assert.ok(helpOptions(create!.stdout).has(flag), `keys create ${flag}`);
+      assert.ok(helpOptions(set!.stdout).has(flag), `keys set ${flag}`);
+    }
+    assert.ok(helpOptions(set!.stdout).has('--any-ip'));
+    assert.match(set!.stdout, /<key-or-id>/);
     assert.match(revoke!.stdout, /<key-or-id>/);
     const demoOptions = helpOptions(demo!.stdout);
     assert.deepEqual([...demoOptions.keys()].sort(), ['--db', '--help', '--host', '--log-level', '--port']);

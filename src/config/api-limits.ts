@@ -79,24 +79,24 @@ export function loadApiLimits(
   const proxy = value('trustProxy', raw, env, file);
   if (proxy !== undefined) {
     const text = proxy.text.trim();
+    // A hop count would believe whoever connects directly (fastify refuses it for that reason).
     if (/^[0-9]+$/.test(text)) {
-      const hops = Number(text);
-      if (hops < 1 || hops > 32) throw new UserError(`${proxy.from}: a hop count must be between 1 and 32`);
-      config.trustProxy = hops;
-    } else {
-      const entries = text.split(/[\s,]+/).filter(Boolean);
-      if (entries.length === 0) throw new UserError(`${proxy.from} must not be empty`);
-      config.trustProxy = Object.freeze(
-        entries.map((entry) => {
-          if (NAMED_RANGES.has(entry.toLowerCase())) return entry.toLowerCase();
-          try {
-            return canonicalCidr(entry);
-          } catch (error) {
-            throw new UserError(`${proxy.from}: ${(error as UserError).shortMessage}`);
-          }
-        }),
+      throw new UserError(
+        `${proxy.from} takes the proxies' addresses or CIDRs (e.g. 10.0.0.0/8), not a hop count`,
       );
     }
+    const entries = text.split(/[\s,]+/).filter(Boolean);
+    if (entries.length === 0) throw new UserError(`${proxy.from} must not be empty`);
+    config.trustProxy = Object.freeze(
+      entries.map((entry) => {
+        if (NAMED_RANGES.has(entry.toLowerCase())) return entry.toLowerCase();
+        try {
+          return canonicalCidr(entry);
+        } catch (error) {
+          throw new UserError(`${proxy.from}: ${(error as UserError).shortMessage}`);
+        }
+      }),
+    );
   }
   return Object.freeze(config);
 }

@@ -27,6 +27,7 @@ describe('config defaults', () => {
       chains: [],
       logLevel: 'info',
       tokenLists: [],
+      limits: {},
     });
     assert.equal(DEFAULTS.fromBlock, 0);
     assert.equal(DEFAULTS.finalityDepth, 64);

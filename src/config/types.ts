@@ -21,8 +21,8 @@ export interface ApiLimitsConfig {
   defaultRateLimit?: RateLimit;
   /** `--redis`: rate-limit state shared by replicas. Absent: in-process. May hold a password: never log it unredacted. */
   redis?: string;
-  /** `--trust-proxy`: proxies (canonical CIDRs or proxy-addr range names) or a hop count. Absent: never trust X-Forwarded-For. */
-  trustProxy?: readonly string[] | number;
+  /** `--trust-proxy`: proxies (canonical CIDRs or proxy-addr range names). Absent: never trust X-Forwarded-For. */
+  trustProxy?: readonly string[];
 }
 
 /** The frozen, validated configuration every command runs from. */

@@ -5,7 +5,9 @@ import { createNeoSource } from '../chains/neo/source.js';
 import type { ChainConfig } from '../config/types.js';
 import { errorMessage, UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { Store } from '../store/types.js';
+import type { RpcMetrics } from '../internal/rpc-metrics.js';
+import type { Store, WriterRole } from '../store/types.js';
+import { runAsElectedWriter } from './elected.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { createNeoIndexer } from './neo-indexer.js';
 
@@ -15,41 +17,70 @@ export interface RunIndexersOptions {
   logger: Logger;
   signal: AbortSignal;
   tty?: boolean;
+  /** Told when this process becomes a chain's elected writer or a standby (PostgreSQL; see elected.ts). */
+  onRole?: (chain: string, role: WriterRole) => void;
+  /** Counts the RPC clients' round trips, for `/metrics`. */
+  rpcMetrics?: RpcMetrics;
 }
 
 /**
  * Runs one indexer per configured chain until `signal` aborts. A chain that stops on a fatal
  * error (its reason is in `/status`) does not stop the others; the promise settles when all have ended.
+ * On a store shared by several processes (PostgreSQL), a chain's indexer runs only while this
+ * process is the chain's elected writer, and stands by otherwise (elected.ts).
  */
 export async function runIndexers(options: RunIndexersOptions): Promise<void> {
-  const runs = options.chains.map(async (chain) => {
-    const rpc = createRpcClient({ url: chain.rpcUrl, logger: options.logger, signal: options.signal });
-    if (chain.name === 'neo') {
-      const indexer = createNeoIndexer({
-        chain,
-        source: createNeoSource({ rpc, logger: options.logger }),
+  const runs = options.chains.map((chain) =>
+    runAsElectedWriter(
+      {
         store: options.store,
+        chain: chain.name,
         logger: options.logger,
         signal: options.signal,
-        ...(options.tty === undefined ? {} : { tty: options.tty }),
-      });
-      await indexer.run();
-      return;
-    }
-    const source = createEvmSource({ rpc, logger: options.logger });
-    const indexer = createEvmIndexer({
+        ...(options.onRole === undefined ? {} : { onRole: options.onRole }),
+      },
+      (store, signal) => runChain(chain, { ...options, store, signal }),
+    ),
+  );
+  const outcomes = await Promise.allSettled(runs);
+  const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed.length === outcomes.length && failed.length > 0) throw failed[0]!.reason;
+}
+
+/** One chain's indexer, writing through `options.store` until `options.signal` aborts. */
+async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promise<void> {
+  // A fault the client keeps retrying shows in /status at once, not only once retries run out.
+  let reportFault: ((message: string) => void) | undefined;
+  const rpc = createRpcClient({
+    url: chain.rpcUrl,
+    logger: options.logger,
+    signal: options.signal,
+    onPersistentFault: ({ method, reason }) => reportFault?.(`${method}: ${reason}`),
+    ...(options.rpcMetrics === undefined ? {} : { observe: options.rpcMetrics.forChain(chain.name) }),
+  });
+  if (chain.name === 'neo') {
+    const indexer = createNeoIndexer({
       chain,
-      source,
+      source: createNeoSource({ rpc, logger: options.logger }),
       store: options.store,
       logger: options.logger,
       signal: options.signal,
       ...(options.tty === undefined ? {} : { tty: options.tty }),
     });
     await indexer.run();
+    return;
+  }
+  const source = createEvmSource({ rpc, logger: options.logger });
+  const indexer = createEvmIndexer({
+    chain,
+    source,
+    store: options.store,
+    logger: options.logger,
+    signal: options.signal,
+    ...(options.tty === undefined ? {} : { tty: options.tty }),
   });
-  const outcomes = await Promise.allSettled(runs);
-  const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failed.length === outcomes.length && failed.length > 0) throw failed[0]!.reason;
+  reportFault = (message) => indexer.reportRetriedFault(message);
+  await indexer.run();
 }
 
 /**
@@ -58,7 +89,15 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
  */
 export async function checkNodes(chains: readonly ChainConfig[], logger: Logger): Promise<void> {
   for (const chain of chains) {
-    const rpc = createRpcClient({ url: chain.rpcUrl, logger, timeoutMs: 5_000, maxRetries: 1 });
+    // A few quick retries: a busy node (429, 503, a dropped connection) must not stop the start,
+    // while a wrong URL still fails within a second or two.
+    const rpc = createRpcClient({
+      url: chain.rpcUrl,
+      logger,
+      timeoutMs: 5_000,
+      maxRetries: 4,
+      retryBaseMs: 100,
+    });
     if (chain.name === 'neo') {
       await checkNeoNode(rpc);
       continue;

@@ -139,6 +139,31 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN writer_since bigint;
     `,
   },
+  {
+    // What the dashboard and /metrics show of a chain (chain-activity.ts): its transfer count,
+    // kept by every batch and rollback, starting from the tokens' own counts; and the newest
+    // transfers of its last batch that had any (JSON text).
+    name: '0004_chain_activity',
+    sql: `
+      ALTER TABLE chains
+        ADD COLUMN transfer_count bigint NOT NULL DEFAULT 0,
+        ADD COLUMN recent_transfers text;
+      UPDATE chains SET transfer_count =
+        (SELECT coalesce(sum(transfer_count), 0) FROM tokens WHERE tokens.chain = chains.chain);
+    `,
+  },
+  {
+    // Per-key rate limits and IP allow-lists (encoding in store/api-key-limits.ts; `unlimited`
+    // is an infinite rate). NULL is the server default / any address, so existing keys keep
+    // behaving as before.
+    name: '0005_api_key_limits',
+    sql: `
+      ALTER TABLE api_keys
+        ADD COLUMN rate_per_second double precision,
+        ADD COLUMN rate_burst integer,
+        ADD COLUMN allow_ips text;
+    `,
+  },
 ];
 
 /** Highest applied version, or 0 when the migrations table does not exist yet. */

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { TokenqueryError, UserError } from '../../internal/errors.js';
+import { redactUrls, TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
 import { addDelta, checkBatchStart, NON_HOLDERS, planBatch, type TokenWork } from '../batch-plan.js';
@@ -151,7 +151,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // An idle connection that breaks (server restart) must not crash the process: the pool drops
   // it and the next query opens a new one.
   pool.on('error', (error) => {
-    logger.warn({ err: error.message }, 'idle PostgreSQL connection failed');
+    logger.warn({ err: redactUrls(error.message) }, 'idle PostgreSQL connection failed');
   });
 
   let client: pg.PoolClient;

@@ -152,6 +152,28 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // What the dashboard and /metrics show of a chain (chain-activity.ts): its transfer count,
+    // kept by every batch and rollback, starting from the tokens' own counts; and the newest
+    // transfers of its last batch that had any (JSON text).
+    name: '0003_chain_activity',
+    sql: `
+      ALTER TABLE chains ADD COLUMN transfer_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE chains ADD COLUMN recent_transfers TEXT;
+      UPDATE chains SET transfer_count =
+        (SELECT coalesce(sum(transfer_count), 0) FROM tokens WHERE tokens.chain = chains.chain);
+    `,
+  },
+  {
+    // Per-key rate limits and IP allow-lists (encoding in store/api-key-limits.ts). NULL is the
+    // server default / any address, so existing keys keep behaving as before.
+    name: '0004_api_key_limits',
+    sql: `
+      ALTER TABLE api_keys ADD COLUMN rate_per_second REAL;
+      ALTER TABLE api_keys ADD COLUMN rate_burst INTEGER;
+      ALTER TABLE api_keys ADD COLUMN allow_ips TEXT;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

@@ -22,6 +22,7 @@ export const WRITE_METHODS = [
   'setChainStatus',
   'createApiKey',
   'revokeApiKey',
+  'setApiKeyLimits',
 ] as const satisfies readonly (keyof Store)[];
 
 export type WriteMethod = (typeof WRITE_METHODS)[number];
@@ -110,6 +111,7 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     setChainStatus: (...args) => call('setChainStatus', args),
     createApiKey: (...args) => call('createApiKey', args),
     revokeApiKey: (...args) => call('revokeApiKey', args),
+    setApiKeyLimits: (...args) => call('setApiKeyLimits', args),
     close() {
       closed ??= (async () => {
         // `close` is queued behind every write already sent, so they all finish first.
