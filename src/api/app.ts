@@ -14,18 +14,18 @@ import Fastify, {
 import { isChainName } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
+import type { RateLimit } from '../internal/rate-limit.js';
+import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
 import type { Store } from '../store/types.js';
 import { createApiKeyVerifier } from './auth.js';
 import { rawErrorResponse, sendError } from './envelope.js';
-import {
-  ApiError,
-  invalidApiKey,
-  invalidParameter,
-  methodNotAllowed,
-  notFound,
-  serverBusy,
-} from './errors.js';
+import { ApiError, invalidParameter, methodNotAllowed, notFound, serverBusy } from './errors.js';
+import { createKeyGate } from './key-gate.js';
+import { registerOpenApi } from './openapi.js';
+import { registerOperatorViews } from './operator.js';
+import { createLocalRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { createResponseCache, type ResponseCache } from './response-cache.js';
+import { docsRoutes } from './routes/docs.js';
 import { evmTokenRoutes } from './routes/evm-tokens.js';
 import { healthRoutes } from './routes/health.js';
 import { neoRoutes } from './routes/neo.js';
@@ -44,6 +44,22 @@ export interface ApiAppOptions {
    * `response-cache.ts`): on by default when the store offers `readVersion`; `false` turns it off.
    */
   responseCache?: boolean | { maxBytes?: number; maxEntries?: number };
+  /** The rate limit of keys without their own (`--rate-limit`); absent: unlimited. */
+  defaultRateLimit?: RateLimit;
+  /** `redis://` URL: rate-limit buckets shared by every replica (`--redis`); absent: in-process. */
+  redis?: string;
+  /** Prefix of the Redis bucket keys; default `tokenquery:ratelimit:`. */
+  redisKeyPrefix?: string;
+  /** A limiter to use instead of building one (tests); the caller closes it. */
+  rateLimiter?: RateLimiter;
+  /**
+   * Proxies whose `X-Forwarded-For` is believed for the allow-lists (`--trust-proxy`): addresses,
+   * CIDRs or proxy-addr's `loopback`/`linklocal`/`uniquelocal`. The client is the nearest address
+   * in the chain that is not a trusted proxy. Absent: never believed; the socket's address counts.
+   */
+  trustProxy?: readonly string[];
+  /** The indexer's RPC figures for `/metrics`, when it runs in this process (`start`). */
+  rpcMetrics?: () => readonly RpcSeriesSnapshot[];
 }
 
 /**
@@ -75,6 +91,7 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     // Fastify's request log prints the URL, query string (and so the apikey) included: we log our own line.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
+    ...(options.trustProxy === undefined ? {} : { trustProxy: [...options.trustProxy] }),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
@@ -89,10 +106,18 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
   }
 
+  const limiter = options.rateLimiter ?? (await createRateLimiter(options));
+  if (options.rateLimiter === undefined) app.addHook('onClose', () => limiter.close());
+  const apiKeys = createApiKeyVerifier({
+    store,
+    ttlMs: options.keyCacheTtlMs ?? 500,
+    defaultRateLimit: options.defaultRateLimit ?? null,
+  });
   const ctx: RouteContext = {
     store,
     served: new Set(chains),
-    apiKeys: createApiKeyVerifier({ store, ttlMs: options.keyCacheTtlMs ?? 500 }),
+    apiKeys,
+    keyGate: createKeyGate({ verifier: apiKeys, limiter }),
     responses: responseCacheFor(store, options.responseCache),
     pathShapes: [],
   };
@@ -115,10 +140,19 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     });
   }
 
+  // First: it collects the routes registered after it, with their schemas, for /openapi.json.
+  // `/metrics` and the dashboard; before every other route, so that each route's requests are counted.
+  registerOperatorViews(app, ctx, {
+    chains,
+    logger: log,
+    ...(options.rpcMetrics === undefined ? {} : { rpcMetrics: options.rpcMetrics }),
+  });
+  await registerOpenApi(app, { chains });
   healthRoutes(app, ctx, chains);
   evmTokenRoutes(app, ctx);
   evmSupplyRoutes(app, ctx);
   neoRoutes(app, ctx);
+  docsRoutes(app);
 
   await app.ready();
   return app;
@@ -143,10 +177,11 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
       return;
     }
     const apikey = new URLSearchParams(queryOf(request.raw.url ?? '')).getAll('apikey');
-    ctx.apiKeys.verify(apikey.length === 1 ? apikey[0] : undefined).then(
-      (valid) =>
-        sendError(reply, valid ? invalidParameter('malformed percent-encoding in path') : invalidApiKey()),
-      (cause: unknown) => sendError(reply, toApiError(cause, request)),
+    ctx.keyGate.check(apikey.length === 1 ? apikey[0] : undefined, request, reply, (error) =>
+      sendError(
+        reply,
+        error ? toApiError(error, request) : invalidParameter('malformed percent-encoding in path'),
+      ),
     );
   }
 
@@ -190,6 +225,17 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     if (socket.writable) socket.end(response);
     socket.destroy();
   }
+}
+
+/** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */
+async function createRateLimiter(options: ApiAppOptions): Promise<RateLimiter> {
+  if (options.redis === undefined) return createLocalRateLimiter();
+  const { createRedisRateLimiter } = await import('./redis-rate-limiter.js');
+  return createRedisRateLimiter({
+    url: options.redis,
+    logger: options.logger,
+    ...(options.redisKeyPrefix === undefined ? {} : { prefix: options.redisKeyPrefix }),
+  });
 }
 
 function responseCacheFor(store: Store, option: ApiAppOptions['responseCache']): ResponseCache | null {

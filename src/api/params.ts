@@ -8,7 +8,8 @@ import { invalidParameter } from './errors.js';
 export const MAX_PAGE = 50;
 export const MAX_PAGE_SIZE = 50;
 
-const EVM_ADDRESS = /^0x[0-9a-f]{40}$/;
+/** An EVM address as a path gives it (also the OpenAPI parameter pattern). */
+export const EVM_ADDRESS = /^0x[0-9a-f]{40}$/;
 const DIGITS = /^[0-9]+$/;
 
 /** An EVM address as the path must give it: `0x` + 40 lower-case hex digits. */
@@ -33,7 +34,8 @@ export function parsePaging(page: string, size: string): { page: number; size: n
   return { page: p, size: s, offset: (p - 1) * s };
 }
 
-const NEO_HASH = /^(?:0[xX])?(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
+/** A NEO script hash or asset id as a path gives it (also the OpenAPI parameter pattern). */
+export const NEO_HASH = /^(?:0[xX])?(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
 
 /**
  * A NEO token hash (NEP-5 script hash, 40 hex digits) or global asset id (64 hex digits), with
