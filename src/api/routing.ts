@@ -2,14 +2,16 @@
  * How every path is registered: GET (HEAD follows automatically) with its response schema and,
  * for operations, the API-key check; every other method on the same path answers 405.
  * The check order of decisions.md falls out of the layering: routing (404), the 405 route,
- * the `onRequest` key check (401), then the handler (chain, parameters, token).
+ * the `onRequest` key gate (401 for a bad key or address, 429 past the rate limit), then the
+ * handler (chain, parameters, token; the response cache lives in handlers, after the gate).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { isEvmChain } from '../internal/chains.js';
 import type { Store } from '../store/types.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
-import { invalidApiKey, methodNotAllowed, unsupportedCoin } from './errors.js';
+import { methodNotAllowed, unsupportedCoin } from './errors.js';
+import type { KeyGate } from './key-gate.js';
 import type { ResponseCache } from './response-cache.js';
 
 /** What route handlers need. */
@@ -18,6 +20,8 @@ export interface RouteContext {
   /** Chains this server answers for: configured and implemented. */
   served: ReadonlySet<string>;
   apiKeys: ApiKeyVerifier;
+  /** Key, allow-list and rate-limit checks of every keyed request. */
+  keyGate: KeyGate;
   /** Whole answers of the read operations, or null when caching is off (or the store cannot say when data changes). */
   responses: ResponseCache | null;
   /** Shapes of every registered path, for requests the router could not decode (see `matchesOperation`). */
@@ -36,14 +40,8 @@ export interface OperationOptions {
 export function registerOperation(app: FastifyInstance, ctx: RouteContext, options: OperationOptions): void {
   ctx.pathShapes.push(pathShape(options.url));
   // Callback style, so that a key whose lookup is cached passes without a promise round trip.
-  const requireApiKey: onRequestHookHandler = (request, _reply, done) => {
-    const { apikey } = request.query as Record<string, unknown>;
-    const known = ctx.apiKeys.cached(apikey);
-    if (known !== undefined) {
-      done(known ? undefined : invalidApiKey());
-      return;
-    }
-    ctx.apiKeys.verify(apikey).then((valid) => done(valid ? undefined : invalidApiKey()), done);
+  const requireApiKey: onRequestHookHandler = (request, reply, done) => {
+    ctx.keyGate.check((request.query as Record<string, unknown>).apikey, request, reply, done);
   };
   app.route({
     method: 'GET',

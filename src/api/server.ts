@@ -6,7 +6,11 @@ import type { Logger } from '../internal/logger.js';
 import type { Store } from '../store/types.js';
 import { type ApiAppOptions, createApiApp } from './app.js';
 
-export interface ApiServerOptions {
+export interface ApiServerOptions
+  extends Pick<
+    ApiAppOptions,
+    'defaultRateLimit' | 'redis' | 'redisKeyPrefix' | 'rateLimiter' | 'trustProxy' | 'rpcMetrics'
+  > {
   store: Store;
   logger: Logger;
   /** Configured chain names. */

@@ -88,7 +88,15 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
   await checkNodes(config.chains, logger);
   const store = await openApiStore(config, logger);
   const worker = startIndexerWorker(config);
-  const server = await listen({
+  // Installed before the API starts listening: the indexer is already writing, and a SIGTERM in
+  // between (seen in the shutdown scenario) would otherwise kill the process without stopping it.
+  let server: Awaited<ReturnType<typeof listen>> | undefined;
+  onShutdown(logger, async () => {
+    await server?.close();
+    await worker.stop();
+    await store.close();
+  });
+  server = await listen({
     store: withIndexerRoles(withTokenOverlay(store, overlay), worker.roles),
     logger,
     chains: await servedChains(config, store),
@@ -103,11 +111,6 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
       { err: error instanceof Error ? error.message : String(error) },
       'indexer worker ended; API keeps serving',
     );
-  });
-  onShutdown(logger, async () => {
-    await server.close();
-    await worker.stop();
-    await store.close();
   });
 }
 

@@ -32,19 +32,29 @@ function createdKey(result: CliResult): Created {
   return { key, id };
 }
 
-/** `keys list` rows after the header: id → { status, label }. */
-function listed(result: CliResult): Map<string, { status: string; label: string }> {
+interface Listed {
+  status: string;
+  label: string;
+  rate: string;
+  allow: string;
+}
+
+/** `keys list` rows after the header: id → { status, label, rate, allow }. */
+function listed(result: CliResult): Map<string, Listed> {
   assert.equal(result.code, 0, result.stderr);
   const [header, ...rows] = lines(result.stdout);
-  assert.deepEqual(header?.split('\t'), ['ID', 'STATUS', 'CREATED', 'LABEL']);
-  const byId = new Map<string, { status: string; label: string }>();
+  assert.deepEqual(header?.split('\t'), ['ID', 'STATUS', 'CREATED', 'RATE', 'ALLOW-IP', 'LABEL']);
+  const byId = new Map<string, Listed>();
   for (const row of rows) {
-    const [id, status, created, label] = row.split('\t');
+    const [id, status, created, rate, allow, label] = row.split('\t');
     assert.ok(!Number.isNaN(Date.parse(created!)), `creation time: ${row}`);
-    byId.set(id!, { status: status!, label: label! });
+    byId.set(id!, { status: status!, label: label!, rate: rate!, allow: allow! });
   }
   return byId;
 }
+
+/** Status and label only, for the tests that do not look at limits. */
+const statusAndLabel = (row: Listed | undefined) => row && { status: row.status, label: row.label };
 
 describe('keys', () => {
   let db: string;
@@ -66,8 +76,9 @@ describe('keys', () => {
     assert.notEqual(a.id, b.id);
     const result = await runCli(['keys', 'list', '--db', db]);
     const rows = listed(result);
-    assert.deepEqual(rows.get(a.id), { status: 'active', label: 'exchange a' });
-    assert.deepEqual(rows.get(b.id), { status: 'active', label: '' });
+    assert.deepEqual(statusAndLabel(rows.get(a.id)), { status: 'active', label: 'exchange a' });
+    assert.deepEqual(statusAndLabel(rows.get(b.id)), { status: 'active', label: '' });
+    assert.deepEqual([rows.get(a.id)?.rate, rows.get(a.id)?.allow], ['default', 'any']);
     for (const key of [a.key, b.key]) assert.ok(!result.stdout.includes(key), 'list shows a key');
   });
 
@@ -119,6 +130,82 @@ describe('keys', () => {
       /--label must be one line/,
     );
     assert.match((await runCli(['keys', 'list', '--db', fresh])).stdout, /^no API keys/);
+  });
+
+  test('create takes a rate limit and an allow-list; list shows them', async () => {
+    const limited = createdKey(
+      await runCli([
+        'keys',
+        'create',
+        '--label',
+        'partner',
+        '--rate',
+        '600/min',
+        '--burst',
+        '20',
+        '--allow-ip',
+        '203.0.113.0/24',
+        '--allow-ip',
+        '2001:DB8::/32,192.0.2.7',
+        '--db',
+        db,
+      ]),
+    );
+    const free = createdKey(await runCli(['keys', 'create', '--rate', 'unlimited', '--db', db]));
+    const slow = createdKey(await runCli(['keys', 'create', '--rate', '1/min', '--db', db]));
+    const rows = listed(await runCli(['keys', 'list', '--db', db]));
+    assert.deepEqual(rows.get(limited.id), {
+      status: 'active',
+      label: 'partner',
+      rate: '10/s burst 20',
+      allow: '203.0.113.0/24,2001:db8::/32,192.0.2.7/32',
+    });
+    assert.equal(rows.get(free.id)?.rate, 'unlimited');
+    assert.equal(rows.get(slow.id)?.rate, '1/min burst 1');
+  });
+
+  test('set changes only what it is given, by id or by key, and refuses nonsense', async () => {
+    const { key, id } = createdKey(await runCli(['keys', 'create', '--label', 'set', '--db', db]));
+    const row = async () => listed(await runCli(['keys', 'list', '--db', db])).get(id)!;
+
+    const rate = await runCli(['keys', 'set', id, '--rate', '5/s', '--db', db]);
+    assert.equal(rate.code, 0, rate.stderr);
+    assert.match(rate.stdout, /rate 5\/s burst 5, from any; running servers apply it within one second/);
+    assert.deepEqual([(await row()).rate, (await row()).allow], ['5/s burst 5', 'any']);
+
+    // By the key itself, which is never echoed; the rate stays.
+    const allow = await runCli(['keys', 'set', key, '--allow-ip', '10.0.0.0/8', '--db', db]);
+    assert.equal(allow.code, 0, allow.stderr);
+    assert.ok(!allow.stdout.includes(key));
+    assert.deepEqual([(await row()).rate, (await row()).allow], ['5/s burst 5', '10.0.0.0/8']);
+
+    assert.equal((await runCli(['keys', 'set', id, '--burst', '50', '--db', db])).code, 0);
+    assert.equal((await row()).rate, '5/s burst 50');
+    assert.equal((await runCli(['keys', 'set', id, '--rate', 'unlimited', '--any-ip', '--db', db])).code, 0);
+    assert.deepEqual([(await row()).rate, (await row()).allow], ['unlimited', 'any']);
+    assert.equal((await runCli(['keys', 'set', id, '--rate', 'default', '--db', db])).code, 0);
+    assert.equal((await row()).rate, 'default');
+
+    const mistakes: [string[], RegExp][] = [
+      [['keys', 'set', id], /nothing to change/],
+      [['keys', 'set', id, '--burst', '3'], /--burst needs --rate/],
+      [['keys', 'set', id, '--rate', 'fast'], /--rate must look like 10\/s/],
+      [['keys', 'set', id, '--rate', 'unlimited', '--burst', '3'], /--burst cannot go with --rate unlimited/],
+      [['keys', 'set', id, '--allow-ip', '10.0.0.1/8'], /host bits set; the network is 10\.0\.0\.0\/8/],
+      [['keys', 'set', id, '--allow-ip', 'example.com'], /not an IP address or CIDR/],
+      [['keys', 'set', id, '--allow-ip', '10.0.0.0/8', '--any-ip'], /contradict/],
+      [['keys', 'set', 'no-such-key', '--rate', '1/s'], /no active API key has that id or value/],
+      [['keys', 'create', '--allow-ip', '300.1.1.1'], /not an IP address/],
+    ];
+    const results = await Promise.all(mistakes.map(([args]) => runCli([...args, '--db', db])));
+    for (const [i, result] of results.entries()) assertOneLineError(result, mistakes[i]![1], [key]);
+    assert.equal((await row()).rate, 'default', 'a refused change changed nothing');
+
+    assert.equal((await runCli(['keys', 'revoke', id, '--db', db])).code, 0);
+    assertOneLineError(
+      await runCli(['keys', 'set', id, '--rate', '1/s', '--db', db]),
+      /no active API key has that id or value/,
+    );
   });
 
   test('list on an empty store says how to create a key', async () => {

@@ -80,8 +80,7 @@ describe('help', () => {
       assert.equal(result.code, 0, result.stderr);
       const options = helpOptions(result.stdout);
       // The commands that serve the API also take a read replica, token lists and key limits.
-      const expected: Record<string, string> =
-        i < 2 ? { ...NODE_OPTIONS, ...API_OPTIONS } : NODE_OPTIONS;
+      const expected: Record<string, string> = i < 2 ? { ...NODE_OPTIONS, ...API_OPTIONS } : NODE_OPTIONS;
       assert.deepEqual(
         [...options.keys()].sort(),
         [...Object.keys(expected), '--help'].sort(),

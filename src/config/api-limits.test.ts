@@ -49,7 +49,10 @@ describe('API limit options', () => {
     fails(() => loadApiLimits({ rateLimit: 'fast' }, {}), /^--rate-limit must look like/);
     fails(() => loadApiLimits({}, { TOKENQUERY_RATE_LIMIT: '0/s' }), /^TOKENQUERY_RATE_LIMIT/);
     fails(() => loadApiLimits({ rateBurst: '5' }, {}), /--rate-burst needs a --rate-limit/);
-    fails(() => loadApiLimits({ rateLimit: '1/s', rateBurst: '0' }, {}), /--rate-burst must be a whole number/);
+    fails(
+      () => loadApiLimits({ rateLimit: '1/s', rateBurst: '0' }, {}),
+      /--rate-burst must be a whole number/,
+    );
     fails(
       () => loadApiLimits({ redis: 'http://user:hunter2@cache:6379' }, {}),
       /--redis must be a redis:\/\//,

@@ -46,8 +46,8 @@ export interface ConfigFile {
   rateLimit?: string;
   rateBurst?: number;
   redis?: string;
-  /** A hop count, or proxies as a list or as the flag's comma-separated text. */
-  trustProxy?: number | string | readonly string[];
+  /** Proxies, as a list or as the flag's comma-separated text (no hop counts: docs/api-keys.md). */
+  trustProxy?: string | readonly string[];
 }
 
 /** The problem `parseRate` (the flag's parser) finds in a rate, without its `from` prefix. */
@@ -158,10 +158,9 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
     },
     trustProxy: {
       type: 'oneOf',
-      expected: 'a hop count (1 to 32), or proxies (CIDRs, addresses, loopback, linklocal, uniquelocal)',
-      description: `serve/start: believe X-Forwarded-For (for key allow-lists) from these proxies, or from this many hops (default: never). Flag --trust-proxy, variable ${API_LIMIT_ENV.trustProxy}.`,
+      expected: 'proxies (CIDRs, addresses, loopback, linklocal, uniquelocal)',
+      description: `serve/start: believe X-Forwarded-For (for key allow-lists) from these proxies (default: never). Flag --trust-proxy, variable ${API_LIMIT_ENV.trustProxy}.`,
       options: [
-        { type: 'integer', minimum: 1, maximum: 32, description: 'Hops of proxies in front of the API.' },
         { type: 'string', description: 'Proxies, comma-separated, as the flag takes them.' },
         {
           type: 'array',

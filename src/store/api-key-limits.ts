@@ -33,7 +33,11 @@ export function encodeApiKeyLimits(limits: ApiKeyLimits): [number | null, number
     }
   }
   return [
-    rateLimit === undefined ? null : rateLimit === 'unlimited' ? Number.POSITIVE_INFINITY : rateLimit.perSecond,
+    rateLimit === undefined
+      ? null
+      : rateLimit === 'unlimited'
+        ? Number.POSITIVE_INFINITY
+        : rateLimit.perSecond,
     rateLimit === undefined || rateLimit === 'unlimited' ? null : rateLimit.burst,
     allowIps === undefined || allowIps.length === 0 ? null : allowIps.join(','),
   ];

@@ -254,8 +254,7 @@ interface TokenChange {
 
 const TOKEN_COLUMNS =
   'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
-const API_KEY_COLUMNS =
-  'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
+const API_KEY_COLUMNS = 'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
 const CHAIN_COLUMNS =
   'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since';
 

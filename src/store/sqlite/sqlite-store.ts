@@ -965,7 +965,14 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
 
     async createApiKey(key: ApiKeyRecord): Promise<void> {
       try {
-        sql.insertKey.run(key.id, key.hash, key.label, key.createdAt, key.revokedAt, ...encodeApiKeyLimits(key));
+        sql.insertKey.run(
+          key.id,
+          key.hash,
+          key.label,
+          key.createdAt,
+          key.revokedAt,
+          ...encodeApiKeyLimits(key),
+        );
       } catch (error) {
         if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
           throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
