@@ -81,7 +81,7 @@ describe('api key', () => {
 describe('check order', () => {
   test('an unknown path answers 404 before the key is checked', async () => {
     for (const path of [
-      '/',
+      '/index.html',
       '/vipapi',
       '/vipapi/eth',
       `/vipapi/eth/token/${USDC}/extra`,

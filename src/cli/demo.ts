@@ -76,6 +76,7 @@ export async function demoCommand(
     chains: ['eth'],
     host: config.host,
     port: config.port,
+    rpcMetrics: worker.rpcMetrics,
   }).catch((error: unknown) => {
     throw explainListenError(error, config.host, config.port);
   });

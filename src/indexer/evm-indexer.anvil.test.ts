@@ -1,10 +1,9 @@
 /**
- * The indexer against a real local EVM node (anvil from npm): backfill, following the head,
- * reorgs, and SIGKILL in the middle of a backfill followed by a resume. Every check compares the
- * store with the node's own truth: its Transfer logs and its `balanceOf` / `totalSupply` state.
+ * The indexer against a real local EVM node (anvil from npm): backfill, following the head and
+ * reorgs. Every check compares the store with the node's own truth: its Transfer logs and its
+ * `balanceOf` / `totalSupply` state.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,6 @@ import { after, before, describe, test } from 'node:test';
 import { decodeTransferLog } from '../chains/evm/abi.js';
 import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
-import { repoRoot } from '../chains/evm/testing/fixture-sets.js';
 import { encodeCall } from '../devchain/abi.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getBlockNumber, reorg } from '../devchain/chain.js';
@@ -239,73 +237,4 @@ describe('indexer against a real anvil node', () => {
   });
 });
 
-describe('crash in the middle of a backfill', () => {
-  let anvil: AnvilInstance;
-  let tokens: DeployedToken[];
-
-  before(async () => {
-    anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
-    tokens = await deployDemoTokens(anvil.url);
-    await spray(anvil.url, tokens[0]!, { transfers: 40_000, holders: 2_000, seed: 5, perTx: 100 });
-    await spray(anvil.url, tokens[3]!, { transfers: 10_000, holders: 500, seed: 6, perTx: 100 });
-  });
-  after(async () => {
-    await anvil?.stop();
-  });
-
-  test('SIGKILL at random moments, then resume: nothing lost, nothing counted twice', async () => {
-    const db = join(tmp, 'crash.sqlite');
-    const cli = join(repoRoot(), 'bin', 'tokenquery.js');
-    const args = [
-      'index',
-      '--rpc',
-      `eth=${anvil.url}`,
-      '--db',
-      db,
-      '--finality',
-      'eth=0',
-      '--log-level',
-      'silent',
-    ];
-    const checkpoints: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const child: ChildProcess = spawn(process.execPath, [cli, ...args], { stdio: 'ignore' });
-      // Kill at a random moment once this run has started writing (start-up alone takes ~0.5 s).
-      const watcher = await openSqliteStore({ path: db, logger });
-      const startedAt = (await watcher.getCheckpoint('eth'))?.block ?? -1;
-      await waitFor(
-        'the run to commit',
-        async () => ((await watcher.getCheckpoint('eth'))?.block ?? -1) > startedAt,
-        10_000,
-      ).catch(() => {});
-      await watcher.close();
-      await new Promise((r) => setTimeout(r, Math.random() * 250));
-      child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
-      const store = await openSqliteStore({ path: db, logger });
-      checkpoints.push((await store.getCheckpoint('eth'))?.block ?? -1);
-      await store.close();
-    }
-    // The last run finishes the backfill.
-    const child = spawn(process.execPath, [cli, ...args], { stdio: 'ignore' });
-    const store = await openSqliteStore({ path: db, logger });
-    try {
-      await caughtUp(store, anvil.url);
-      await assertStoreMatchesNode(
-        store,
-        anvil.url,
-        tokens.map((t) => t.address),
-      );
-      // Kills must have landed mid-backfill, or this test proves nothing.
-      const head = await getBlockNumber(anvil.url);
-      assert.ok(
-        checkpoints.filter((c) => c >= 0 && c < head).length >= 3,
-        `checkpoints at the kills: ${checkpoints}; head ${head}`,
-      );
-    } finally {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-      await store.close();
-    }
-  });
-});
+// Crashes (SIGKILL of the CLI at random moments, then resume) are covered by crash.chaos.test.ts.

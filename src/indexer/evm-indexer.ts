@@ -36,6 +36,12 @@ export interface EvmIndexerOptions {
 export interface EvmIndexer {
   /** Indexes until `signal` aborts. Rejects only on a fatal error (for example a reorg deeper than the window). */
   run(): Promise<void>;
+  /**
+   * A fault the RPC client is still retrying (see `onPersistentFault`): shown in `/status` as the
+   * chain's last error until a batch commits or a step succeeds, so an operator sees a failing
+   * node at once rather than after the retries run out.
+   */
+  reportRetriedFault(message: string): void;
 }
 
 /** A range fetched and decoded, ready to commit. */
@@ -97,35 +103,43 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   let lastErrorRecorded: string | null = null;
   let lastPeriodicRefresh = 0;
   let hasCheckpoint = false;
+  /**
+   * The block last refused even alone, and how many times in a row. A refusal can be transient (a
+   * busy provider answers "too many results" now and then), so it stops the chain only when it
+   * persists over {@link ALONE_REFUSALS_BEFORE_STOP} attempts, each after the step's backoff.
+   */
+  let refused = { block: -1, times: 0 };
   const knownTokens = new Set<string>();
   const metadataInFlight = new Map<string, Promise<TokenMetadata>>();
 
   // ---- supply refresh: single-flight, kicked after commits, never blocks indexing ----
-  let supplyRunning = false;
+  /** The refresh in flight (it never rejects), or null. */
+  let supplyRun: Promise<void> | null = null;
   let supplyAgain = false;
+  /** Set while a rollback runs: no supply read may start or be recorded then (see `handleReorg`). */
+  let supplyHeld = false;
   function kickSupplyRefresh(): void {
-    if (supplyRunning) {
+    if (supplyRun !== null || supplyHeld) {
       supplyAgain = true;
       return;
     }
-    supplyRunning = true;
-    void (async () => {
+    supplyRun = (async () => {
       try {
         do {
           supplyAgain = false;
           await refreshSupplies();
-        } while (supplyAgain && !signal.aborted);
+        } while (supplyAgain && !signal.aborted && !supplyHeld);
       } catch (error) {
         logger.warn({ err: errorMessage(error) }, 'supply refresh failed; will retry after the next batch');
       } finally {
-        supplyRunning = false;
+        supplyRun = null;
       }
     })();
   }
 
   async function refreshSupplies(): Promise<void> {
     for (;;) {
-      if (signal.aborted) return;
+      if (signal.aborted || supplyHeld) return;
       const checkpoint = await store.getCheckpoint(name);
       if (!checkpoint) return;
       const addresses = await store.tokensNeedingSupply(name, checkpoint.block - supplyRefreshBlocks, 100);
@@ -156,10 +170,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
    * Metadata of `addresses`, each read at most once at a time: addresses not already in flight
    * are read together in one JSON-RPC batch; a failed read is forgotten so the next attempt retries it.
    */
-  function metadataOf(addresses: string[]): Promise<TokenMetadata[]> {
+  function metadataOf(addresses: string[], atBlock: number): Promise<TokenMetadata[]> {
     const fresh = addresses.filter((a) => !metadataInFlight.has(a));
     if (fresh.length > 0) {
-      const all = source.readTokenMetadata(fresh);
+      const all = source.readTokenMetadata(fresh, atBlock);
       fresh.forEach((address, i) => {
         const one = all.then((list) => {
           const metadata = list[i];
@@ -183,7 +197,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       if (await store.getToken(name, t.token)) knownTokens.add(t.token);
       else unknown.push(t.token);
     }
-    return unknown.length === 0 ? [] : metadataOf(unknown);
+    // Read at the batch's newest block, where every one of these tokens exists, not at `latest`:
+    // a node behind a load balancer may not have a brand-new token yet (and then errs instead).
+    return unknown.length === 0 ? [] : metadataOf(unknown, transfers[transfers.length - 1]!.blockNumber);
   }
 
   function decode(logs: EvmLog[], times: Map<number, number>): TransferRecord[] {
@@ -233,6 +249,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     next = range.to + 1;
     tipHash = extra.toBlockHash;
     hasCheckpoint = true;
+    if (lastErrorRecorded !== null) await recordError(null); // progress: a fault reported mid-step is over
+    if (range.to >= refused.block) refused = { block: -1, times: 0 };
     if (range.tokens.length > 0 || touchesSupply(range.transfers)) kickSupplyRefresh();
   }
 
@@ -346,7 +364,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const byNumber = new Map(headers.map((h) => [h.number, h]));
     let logs: EvmLog[];
     try {
-      logs = await source.getTransferLogs(next, to);
+      // By block hash, not by range: a node behind a load balancer answers a range past its own
+      // head with the blocks it has and no error (reth, anvil), and the newest transfers would be
+      // lost without a trace (seen under fault injection); asked for a block hash it lacks, it errs.
+      logs = await source.getTransferLogsOfBlocks(headers);
     } catch (error) {
       if (!(error instanceof RangeTooLargeError)) throw error;
       const span = to - next + 1;
@@ -363,10 +384,20 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const transfers = decode(logs, times);
     const tokens = await newTokenMetadata(transfers);
     const last = headers[headers.length - 1]!;
+    // Grow back after a refusal (which halved the span): a refusal may have been transient.
+    followSpan = Math.min(followChunk, followSpan * 2);
     await commit(
       { from: next, to, transfers, tokens, logCount: logs.length },
       { toBlockHash: last.hash, blocks: headers },
     );
+  }
+
+  function refusedAlone(block: number, cause: unknown): TokenqueryError {
+    refused = { block, times: refused.block === block ? refused.times + 1 : 1 };
+    const what = `the node refuses to return the Transfer logs of block ${block} even alone (${errorMessage(cause)})`;
+    if (refused.times >= ALONE_REFUSALS_BEFORE_STOP)
+      return new FatalIndexerError(`${what}; use a node without a result limit`);
+    return new TokenqueryError(`${what}; retrying`);
   }
 
   async function hashOf(block: number): Promise<string | null> {
@@ -401,7 +432,17 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
         `reorg deeper than the unfinalized window on ${name}: none of the stored blocks ${refs[0]?.number ?? top}..${top} is on the node's chain any more (window ${chain.finalityDepth} blocks); indexing of ${name} stopped to avoid corrupt data — raise the window and re-index from an earlier block`,
       );
     }
-    const result = await store.rollback(name, ancestor.number, ancestor.hash);
+    // A supply read taken before the rollback (from the dropped blocks' state) and recorded after
+    // it would clear the re-read mark the rollback sets, and its stale value would stay for up to
+    // `supplyRefreshBlocks`: let the read in flight finish first, and start none meanwhile.
+    supplyHeld = true;
+    let result: Awaited<ReturnType<Store['rollback']>>;
+    try {
+      await supplyRun;
+      result = await store.rollback(name, ancestor.number, ancestor.hash);
+    } finally {
+      supplyHeld = false;
+    }
     logger.warn(
       { depth: top - ancestor.number, ancestor: ancestor.number, removedTransfers: result.removedTransfers },
       'reorg: rolled back to the common ancestor',
@@ -435,6 +476,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   }
 
   return {
+    reportRetriedFault(message) {
+      recordError(`${message} (retrying)`).catch(() => {});
+    },
     async run() {
       const checkpoint = await store.getCheckpoint(name);
       if (checkpoint) {
@@ -480,11 +524,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   };
 }
 
-function refusedAlone(block: number, cause: unknown): FatalIndexerError {
-  return new FatalIndexerError(
-    `the node refuses to return the Transfer logs of block ${block} even alone (${errorMessage(cause)}); use a node without a result limit`,
-  );
-}
+/** Times in a row one block may be refused alone before the chain stops (see `refusedAlone`). */
+const ALONE_REFUSALS_BEFORE_STOP = 5;
 
 const BURN_ADDRESSES = new Set([ZERO_ADDRESS, DEAD_ADDRESS]);
 

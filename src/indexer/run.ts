@@ -90,10 +90,10 @@ async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promis
 export async function checkNodes(chains: readonly ChainConfig[], logger: Logger): Promise<void> {
   for (const chain of chains) {
     // A few quick retries: a busy node (429, 503, a dropped connection) must not stop the start,
-    // while a wrong URL still fails within a second or two.
+    // while a wrong URL still fails within a second or two. Quietly: the outcome is one line.
     const rpc = createRpcClient({
       url: chain.rpcUrl,
-      logger,
+      logger: logger.child({}, { level: 'error' }),
       timeoutMs: 5_000,
       maxRetries: 4,
       retryBaseMs: 100,

@@ -105,6 +105,18 @@ describe('rpc client: error classification', () => {
       classifyRpcError({ code: -32000, message: 'missing trie node abc (path )' }),
       'missing-state',
     );
+    // A node behind the requested block: anvil (also while it unwinds a reorg), geth's eth_getLogs.
+    assert.equal(
+      classifyRpcError({
+        code: -32602,
+        message: 'BlockOutOfRangeError: block height is 70 but requested was 100',
+      }),
+      'missing-state',
+    );
+    assert.equal(
+      classifyRpcError({ code: -32602, message: 'block range extends beyond current head block' }),
+      'missing-state',
+    );
     assert.equal(classifyRpcError({ code: -32000, message: 'execution reverted' }), 'other');
     assert.equal(classifyRpcError({ code: 3, message: 'execution reverted: no cap' }), 'other');
     assert.equal(classifyRpcError({ code: -32601, message: 'the method foo does not exist' }), 'other');

@@ -2,6 +2,7 @@ import { isAscii } from 'node:buffer';
 import { sleep } from '../../internal/async.js';
 import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import type { RpcFailure, RpcObserver } from '../../internal/rpc-metrics.js';
 import { RangeTooLargeError, RpcResponseError, RpcTransportError } from './errors.js';
 
 export { RangeTooLargeError } from './errors.js';
@@ -25,6 +26,14 @@ export interface RpcClientOptions {
   batchConcurrency?: number;
   /** Aborting it ends retries and in-flight requests at once (shutdown must not wait out a dead node). */
   signal?: AbortSignal;
+  /**
+   * Called when a call keeps failing (from its third attempt on, when it is also logged as a
+   * warning), before the retry: lets the indexer show the fault in `/status` while it lasts,
+   * instead of only once the retries run out. `reason` names no URL.
+   */
+  onPersistentFault?: (fault: { method: string; reason: string }) => void;
+  /** Told of every HTTP round trip (method, calls, seconds, how it failed), for `/metrics`. */
+  observe?: RpcObserver;
 }
 
 export interface RpcBatchCall {
@@ -128,6 +137,10 @@ const MISSING_STATE_PATTERNS: readonly RegExp[] = [
   /historical state/i,
   /required historical state unavailable/i,
   /state histories/i,
+  // A node whose head is below the requested block (behind a load balancer, or mid-reorg: anvil
+  // unwinds its head during `anvil_reorg`): anvil/foundry, and geth for `eth_getLogs`.
+  /BlockOutOfRange|block height is \d+ but requested was \d+/i,
+  /beyond (the )?current head/i,
 ];
 
 const TRANSIENT_PATTERNS: readonly RegExp[] = [
@@ -186,12 +199,27 @@ export function suggestedRangeOf(message: string): number | undefined {
 class TransientFault extends Error {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
+  /** How the round trip failed, for the metrics; default `malformed`. */
+  readonly failure: RpcFailure;
 
-  constructor(reason: string, options: { status?: number; retryAfterMs?: number } = {}) {
+  constructor(
+    reason: string,
+    options: { status?: number; retryAfterMs?: number; failure?: RpcFailure } = {},
+  ) {
     super(reason);
     this.status = options.status;
     this.retryAfterMs = options.retryAfterMs;
+    this.failure = options.failure ?? 'malformed';
   }
+}
+
+/** The metrics' name for how an attempt failed. */
+function failureOf(error: unknown): RpcFailure {
+  if (error instanceof TransientFault) return error.failure;
+  if (error instanceof RangeTooLargeError) return 'range';
+  if (error instanceof RpcResponseError) return 'rpc';
+  if (error instanceof RpcTransportError) return 'http';
+  return 'malformed';
 }
 
 /**
@@ -211,11 +239,28 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   if (authorization !== undefined) headers.authorization = authorization;
   let nextId = 1;
 
-  async function withRetries<T>(label: string, attemptOnce: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `attemptOnce` until it succeeds or fails for good. `metric` names the method and the
+   * number of calls of the next attempt, for the observer.
+   */
+  async function withRetries<T>(
+    label: string,
+    attemptOnce: () => Promise<T>,
+    metric: { method: string; calls: () => number },
+  ): Promise<T> {
+    const { observe } = options;
     for (let attempt = 0; ; attempt++) {
+      const calls = observe === undefined ? 0 : metric.calls();
+      const started = observe === undefined ? 0 : performance.now();
       try {
-        return await attemptOnce();
+        const value = await attemptOnce();
+        observe?.(metric.method, calls, (performance.now() - started) / 1000, null);
+        return value;
       } catch (error) {
+        // An attempt cut short by shutdown says nothing about the node.
+        if (observe !== undefined && !options.signal?.aborted) {
+          observe(metric.method, calls, (performance.now() - started) / 1000, failureOf(error));
+        }
         if (!(error instanceof TransientFault)) throw error;
         if (attempt >= maxRetries || options.signal?.aborted) {
           throw new RpcTransportError(`${label} failed after ${attempt + 1} attempts: ${error.message}`, {
@@ -234,8 +279,10 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
           reason: error.message,
           delayMs: Math.round(delay),
         };
-        if (attempt >= 2) logger.warn(log, 'rpc call failing, retrying');
-        else logger.debug(log, 'rpc call failed, retrying');
+        if (attempt >= 2) {
+          logger.warn(log, 'rpc call failing, retrying');
+          options.onPersistentFault?.({ method: label, reason: error.message });
+        } else logger.debug(log, 'rpc call failed, retrying');
         await sleep(delay, options.signal);
       }
     }
@@ -256,14 +303,19 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       });
       text = bodyText(Buffer.from(await response.arrayBuffer()));
     } catch (error) {
-      throw new TransientFault(describeFetchError(error, timeoutMs));
+      const reason = describeFetchError(error, timeoutMs);
+      throw new TransientFault(reason, { failure: reason.startsWith('timed out') ? 'timeout' : 'network' });
     }
     const parsed = tryParseJson(text);
     const status = response.status;
     if (status === 429 || status === 408 || status >= 500) {
       // Some providers send a range refusal with a 5xx status; let it through to be classified.
       if (isRangeEnvelope(parsed)) return parsed;
-      throw new TransientFault(`HTTP ${status}`, { status, retryAfterMs: parseRetryAfter(response) });
+      throw new TransientFault(`HTTP ${status}`, {
+        status,
+        retryAfterMs: parseRetryAfter(response),
+        failure: 'http',
+      });
     }
     if (parsed === undefined) {
       if (!response.ok)
@@ -277,75 +329,85 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   }
 
   async function request<T = unknown>(method: string, params: unknown[]): Promise<T> {
-    return withRetries(method, async () => {
-      const id = nextId++;
-      const answer = await post(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-      if (!isRecord(answer)) throw new TransientFault('answer is not a JSON-RPC response object');
-      if (answer.error !== undefined && answer.error !== null) {
-        const error = parseErrorObject(answer.error);
-        if (error === undefined) throw new TransientFault('malformed JSON-RPC error object');
-        const kind = classifyRpcError(error);
-        if (kind === 'range') throw new RangeTooLargeError(method, error, suggestedRangeOf(error.message));
-        if (kind === 'transient' || kind === 'missing-state') {
-          throw new TransientFault(`JSON-RPC error ${error.code}: ${error.message}`);
+    return withRetries(
+      method,
+      async () => {
+        const id = nextId++;
+        const answer = await post(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+        if (!isRecord(answer)) throw new TransientFault('answer is not a JSON-RPC response object');
+        if (answer.error !== undefined && answer.error !== null) {
+          const error = parseErrorObject(answer.error);
+          if (error === undefined) throw new TransientFault('malformed JSON-RPC error object');
+          const kind = classifyRpcError(error);
+          if (kind === 'range') throw new RangeTooLargeError(method, error, suggestedRangeOf(error.message));
+          if (kind === 'transient' || kind === 'missing-state') {
+            throw new TransientFault(`JSON-RPC error ${error.code}: ${error.message}`, { failure: 'rpc' });
+          }
+          throw new RpcResponseError(method, error);
         }
-        throw new RpcResponseError(method, error);
-      }
-      if (!('result' in answer)) throw new TransientFault('answer has neither result nor error');
-      if (answer.id !== id) throw new TransientFault('answer id does not match the request');
-      return answer.result as T;
-    });
+        if (!('result' in answer)) throw new TransientFault('answer has neither result nor error');
+        if (answer.id !== id) throw new TransientFault('answer id does not match the request');
+        return answer.result as T;
+      },
+      { method, calls: () => 1 },
+    );
   }
 
   /** Sends one chunk (≤ maxBatchSize calls), retrying the calls still unanswered. */
   async function sendChunk(calls: readonly RpcBatchCall[], indices: readonly number[], out: RpcBatchItem[]) {
     let pending = [...indices];
     const label = `batch of ${indices.length} (${calls[indices[0]!]!.method}…)`;
-    await withRetries(label, async () => {
-      const byId = new Map<number, number>();
-      const payload = pending.map((index) => {
-        const id = nextId++;
-        byId.set(id, index);
-        const call = calls[index]!;
-        return { jsonrpc: '2.0', id, method: call.method, params: call.params };
-      });
-      const answer = await post(JSON.stringify(payload));
-      if (!Array.isArray(answer)) {
-        if (isRecord(answer) && answer.error !== undefined) {
-          const error = parseErrorObject(answer.error);
-          if (error !== undefined && classifyRpcError(error) === 'range') {
-            throw new RangeTooLargeError('batch', error, suggestedRangeOf(error.message));
+    const metric = { method: batchMethod(calls, indices), calls: () => pending.length };
+    await withRetries(
+      label,
+      async () => {
+        const byId = new Map<number, number>();
+        const payload = pending.map((index) => {
+          const id = nextId++;
+          byId.set(id, index);
+          const call = calls[index]!;
+          return { jsonrpc: '2.0', id, method: call.method, params: call.params };
+        });
+        const answer = await post(JSON.stringify(payload));
+        if (!Array.isArray(answer)) {
+          if (isRecord(answer) && answer.error !== undefined) {
+            const error = parseErrorObject(answer.error);
+            if (error !== undefined && classifyRpcError(error) === 'range') {
+              throw new RangeTooLargeError('batch', error, suggestedRangeOf(error.message));
+            }
           }
+          throw new TransientFault('batch answer is not an array');
         }
-        throw new TransientFault('batch answer is not an array');
-      }
-      let rateLimited = 0;
-      for (const item of answer) {
-        if (!isRecord(item) || typeof item.id !== 'number') continue;
-        const index = byId.get(item.id);
-        if (index === undefined) continue;
-        if (item.error !== undefined && item.error !== null) {
-          const error = parseErrorObject(item.error);
-          if (error === undefined) continue; // malformed item: leave it pending
-          if (classifyRpcError(error) === 'transient') {
-            rateLimited++;
+        let rateLimited = 0;
+        for (const item of answer) {
+          if (!isRecord(item) || typeof item.id !== 'number') continue;
+          const index = byId.get(item.id);
+          if (index === undefined) continue;
+          if (item.error !== undefined && item.error !== null) {
+            const error = parseErrorObject(item.error);
+            if (error === undefined) continue; // malformed item: leave it pending
+            if (classifyRpcError(error) === 'transient') {
+              rateLimited++;
+              continue;
+            }
+            out[index] = { error };
+          } else if ('result' in item) {
+            out[index] = { result: item.result };
+          } else {
             continue;
           }
-          out[index] = { error };
-        } else if ('result' in item) {
-          out[index] = { result: item.result };
-        } else {
-          continue;
+          byId.delete(item.id);
         }
-        byId.delete(item.id);
-      }
-      pending = [...byId.values()];
-      if (pending.length > 0) {
-        throw new TransientFault(
-          `${pending.length} of ${payload.length} batch answers missing or rate-limited (${rateLimited} rate-limited)`,
-        );
-      }
-    });
+        pending = [...byId.values()];
+        if (pending.length > 0) {
+          throw new TransientFault(
+            `${pending.length} of ${payload.length} batch answers missing or rate-limited (${rateLimited} rate-limited)`,
+            { failure: rateLimited > 0 ? 'rpc' : 'malformed' },
+          );
+        }
+      },
+      metric,
+    );
   }
 
   async function batch(calls: readonly RpcBatchCall[]): Promise<RpcBatchItem[]> {
@@ -368,6 +430,12 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   }
 
   return { request, batch };
+}
+
+/** A batch's method for the metrics: the one its calls share, or `mixed`. */
+function batchMethod(calls: readonly RpcBatchCall[], indices: readonly number[]): string {
+  const method = calls[indices[0]!]!.method;
+  return indices.every((i) => calls[i]!.method === method) ? method : 'mixed';
 }
 
 /** Splits `user:pass@` out of the URL: undici's fetch refuses URLs with credentials. */

@@ -208,6 +208,27 @@ function transactionIndexOfLogs(): Map<string, number> {
   return new Map(rows.map((r) => [`${r.transaction_hash}:${r.log_index}`, Number(r.transaction_index)]));
 }
 
+describe('evm source: logs by block hash', () => {
+  test('the logs of exactly the named blocks, the same as by range', async () => {
+    await withSource(loadEthereumEtlSet('stream_blocks_17173049_17173050'), async (source) => {
+      const headers = await source.getHeaders([17173049, 17173050]);
+      const byHash = await source.getTransferLogsOfBlocks(headers);
+      assert.deepEqual(byHash, await source.getTransferLogs(17173049, 17173050));
+      assert.ok(byHash.length > 0);
+    });
+  });
+
+  test('a block the node does not know is a retryable error, never an empty list', async () => {
+    await withSource(loadEthereumEtlSet('stream_blocks_17173049_17173050'), async (source) => {
+      const [header] = await source.getHeaders([17173049]);
+      await assert.rejects(
+        source.getTransferLogsOfBlocks([header!, { number: 17173050, hash: `0x${'ab'.repeat(32)}` }]),
+        (e: unknown) => e instanceof InvalidRpcResponseError && e.retryable,
+      );
+    });
+  });
+});
+
 describe('evm source: log validation', () => {
   const set = (): FixtureSet => loadEthereumEtlSet('export_token_transfers_block_483920');
 
@@ -456,6 +477,33 @@ describe('evm source: supplies', () => {
       const [supply] = await source.readSupplies([token], 10);
       assert.deepEqual(supply, { address: token, totalSupply, cap: null, burnedBalance: burned });
       assert.equal(node.calls.get('eth_call'), 8);
+    });
+  });
+
+  test('a node that has not got the block yet is asked again, not read at its older latest', async () => {
+    await withSource({ calls, head: 100 }, async (source, node) => {
+      await assert.rejects(
+        source.readSupplies([token], 101),
+        (e: unknown) => e instanceof InvalidRpcResponseError && e.retryable,
+      );
+      // Two attempts (invalidAttempts: 2) at block 101, never one at latest.
+      assert.equal(node.calls.get('eth_call'), 8);
+      node.setHead(101);
+      const [supply] = await source.readSupplies([token], 101);
+      assert.equal(supply?.totalSupply, totalSupply);
+    });
+  });
+
+  test('metadata read at a block the node has not got yet is asked again, never read as empty', async () => {
+    await withSource({ calls, head: 100 }, async (source, node) => {
+      await assert.rejects(
+        source.readTokenMetadata([token], 101),
+        (e: unknown) => e instanceof InvalidRpcResponseError && e.retryable,
+      );
+      node.setHead(101);
+      const [atBlock] = await source.readTokenMetadata([token], 101);
+      assert.deepEqual(atBlock, (await source.readTokenMetadata([token]))[0]);
+      assert.equal(atBlock?.symbol, 'EOS');
     });
   });
 
