@@ -9,6 +9,7 @@ import {
   toQuantity,
 } from './abi.js';
 import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from './errors.js';
+import { createRetryInvalid } from './retry-invalid.js';
 import { classifyRpcError, type RpcBatchCall, type RpcBatchItem, type RpcClient } from './rpc-client.js';
 import type { BlockTag, EvmBlockHeader, EvmLog, EvmSource, TokenSupply } from './types.js';
 
@@ -37,21 +38,11 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
  */
 export function createEvmSource(options: EvmSourceOptions): EvmSource {
   const { rpc, logger } = options;
-  const invalidAttempts = Math.max(1, options.invalidAttempts ?? 4);
-  const invalidRetryBaseMs = options.invalidRetryBaseMs ?? 250;
-
-  /** Runs `attempt` again while it throws InvalidRpcResponseError, up to `invalidAttempts` times. */
-  async function retryInvalid<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (!(error instanceof InvalidRpcResponseError) || n >= invalidAttempts) throw error;
-        logger.debug({ what, attempt: n, reason: error.shortMessage }, 'invalid rpc answer, retrying');
-        await sleep(Math.random() * invalidRetryBaseMs * 2 ** (n - 1));
-      }
-    }
-  }
+  const retryInvalid = createRetryInvalid({
+    logger,
+    attempts: options.invalidAttempts ?? 4,
+    baseMs: options.invalidRetryBaseMs ?? 250,
+  });
 
   async function chainId(): Promise<number> {
     return retryInvalid('eth_chainId', async () =>
@@ -444,6 +435,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function sleep(ms: number): Promise<void> {
+function _sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,19 +1,8 @@
-/**
- * The NEO 2.x source over one JSON-RPC endpoint (neo-cli with the ApplicationLogs plugin).
- * It reuses the EVM layer's generic JSON-RPC client (batching, retries, timeouts, abort) and
- * validates every answer here, at the edge: malformed data never reaches the indexer.
- */
-import { sleep } from '../../internal/async.js';
 import type { Logger } from '../../internal/logger.js';
+import { createRetryInvalid } from '../evm/retry-invalid.js';
 import type { RpcBatchItem, RpcClient } from '../evm/rpc-client.js';
 import { decodeBlock, invocationTxids, type ParsedBlock, parseBlock, parseRawTransaction } from './block.js';
-import {
-  InvalidRpcResponseError,
-  invalid,
-  NeoApplicationLogMissingError,
-  NeoMissingOutputError,
-  RpcResponseError,
-} from './errors.js';
+import { invalid, NeoApplicationLogMissingError, NeoMissingOutputError, RpcResponseError } from './errors.js';
 import { type NeoApplicationLog, parseApplicationLog } from './nep5.js';
 import {
   InvalidStackItemError,
@@ -59,21 +48,11 @@ export function createNeoSource(options: NeoSourceOptions): NeoSource {
   const { rpc, logger } = options;
   const blocksPerBatch = Math.max(1, options.blocksPerBatch ?? 20);
   const concurrency = Math.max(1, options.concurrency ?? 3);
-  const invalidAttempts = Math.max(1, options.invalidAttempts ?? 4);
-  const invalidRetryBaseMs = options.invalidRetryBaseMs ?? 250;
-
-  /** Runs `attempt` again while it throws InvalidRpcResponseError, up to `invalidAttempts` times. */
-  async function retryInvalid<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    for (let n = 1; ; n++) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (!(error instanceof InvalidRpcResponseError) || n >= invalidAttempts) throw error;
-        logger.debug({ what, attempt: n, reason: error.shortMessage }, 'invalid rpc answer, retrying');
-        await sleep(Math.random() * invalidRetryBaseMs * 2 ** (n - 1));
-      }
-    }
-  }
+  const retryInvalid = createRetryInvalid({
+    logger,
+    attempts: options.invalidAttempts ?? 4,
+    baseMs: options.invalidRetryBaseMs ?? 250,
+  });
 
   /** One call whose "unknown …" answer (-100) means "there is none": null instead of an error. */
   async function requestOrNull(method: string, params: unknown[]): Promise<unknown> {
