@@ -5,8 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
-import { findConfigFile } from '../config/file.js';
-import { DEFAULTS, loadConfig } from '../config/load.js';
+import { DEFAULTS } from '../config/load.js';
 import { type ImportSummary, importTransfers } from '../importer/importer.js';
 import type { InputFormat } from '../importer/input.js';
 import { createImportNode } from '../importer/node-reader.js';
@@ -15,6 +14,7 @@ import { isEvmChain } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import { createLogger } from '../internal/logger.js';
 import { openStore } from '../store/open.js';
+import { loadOneChainConfig } from './one-chain.js';
 
 /** Raw options as commander parses them. */
 export interface ImportRawOptions {
@@ -105,19 +105,7 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
   if (batchTransfers !== undefined && (batchTransfers < 1 || batchTransfers > 1_000_000)) {
     throw new UserError('--batch-transfers must be between 1 and 1000000');
   }
-  const config = loadConfig(
-    {
-      ...(raw.rpc === undefined ? {} : { rpc: raw.rpc }),
-      ...(raw.db === undefined ? {} : { db: raw.db }),
-      ...(raw.logLevel === undefined ? {} : { logLevel: raw.logLevel }),
-    },
-    process.env,
-    findConfigFile(raw.config),
-  );
-  const chainConfig = config.chains.find((c) => c.name === chain);
-  if (config.chains.length > 0 && chainConfig === undefined) {
-    throw new UserError(`--rpc gives no node for chain ${chain} (--chain ${chain})`);
-  }
+  const { config, chainConfig } = loadOneChainConfig(raw, chain);
   const logger = createLogger({ level: config.logLevel });
   const postgres = /^postgres(ql)?:\/\//i.test(config.db);
   const tmpDir = resolve(raw.tmpDir ?? (postgres ? '.' : dirname(config.db)));

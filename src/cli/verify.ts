@@ -3,14 +3,13 @@
  */
 import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
-import { findConfigFile } from '../config/file.js';
-import { loadConfig } from '../config/load.js';
 import { checkNodes } from '../indexer/run.js';
 import { type VerifyDifference, verifyChain } from '../indexer/verify.js';
 import { isEvmChain } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import { createLogger } from '../internal/logger.js';
 import { openStore } from '../store/open.js';
+import { loadOneChainConfig } from './one-chain.js';
 
 /** Raw options as commander parses them. */
 export interface VerifyRawOptions {
@@ -57,19 +56,7 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
     if (!/^0x[0-9a-fA-F]{40}$/.test(token)) throw new UserError(`--token: not a token address: ${token}`);
     return token.toLowerCase();
   });
-  const config = loadConfig(
-    {
-      ...(raw.rpc === undefined ? {} : { rpc: raw.rpc }),
-      ...(raw.db === undefined ? {} : { db: raw.db }),
-      ...(raw.logLevel === undefined ? {} : { logLevel: raw.logLevel }),
-    },
-    process.env,
-    findConfigFile(raw.config),
-  );
-  const chainConfig = config.chains.find((c) => c.name === chain);
-  if (config.chains.length > 0 && chainConfig === undefined) {
-    throw new UserError(`--rpc gives no node for chain ${chain} (--chain ${chain})`);
-  }
+  const { config, chainConfig } = loadOneChainConfig(raw, chain);
   const logger = createLogger({ level: config.logLevel });
   if (chainConfig) await checkNodes([chainConfig], logger);
   const source = chainConfig
