@@ -1,8 +1,7 @@
 /**
  * Measures applyBatch throughput, read latency and storage per transfer of either backend on
- * the same generated history (the generator and seed of sqlite/bench-apply-batch.ts), so the two
- * figures are comparable. Usage (after `npx tsc`):
- *   node dist/src/store/postgres/bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed]
+ * the same generated history (a fixed seed), so the two figures are comparable. Usage (after `npx tsc`):
+ *   node dist/src/store/bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed]
  * Defaults: 200 000 transfers over 500 tokens and 50 000 holders, in batches of 5 000.
  * PostgreSQL: a throwaway database on TOKENQUERY_TEST_POSTGRES (default the local server) is
  * created and dropped.
@@ -10,13 +9,13 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ZERO_ADDRESS } from '../../internal/chains.js';
-import { silentLogger } from '../../internal/logger.js';
-import { openStore } from '../open.js';
-import type { IndexBatch, Store, TransferRecord } from '../types.js';
-import { encodeHex } from './codec.js';
-import { LIST_TRANSFERS_SQL } from './postgres-store.js';
-import { createTestDatabase, querySql, TEST_POSTGRES_URL } from './testing/test-database.js';
+import { ZERO_ADDRESS } from '../internal/chains.js';
+import { silentLogger } from '../internal/logger.js';
+import { openStore } from './open.js';
+import { encodeHex } from './postgres/codec.js';
+import { LIST_TRANSFERS_SQL } from './postgres/postgres-store.js';
+import { createTestDatabase, querySql, TEST_POSTGRES_URL } from './postgres/testing/test-database.js';
+import type { IndexBatch, Store, TransferRecord } from './types.js';
 
 const backendArg = process.argv[2] ?? 'both';
 if (!['sqlite', 'postgres', 'both'].includes(backendArg)) {
