@@ -1,6 +1,6 @@
 /**
  * A chain's activity as the dashboard and `/metrics` show it (`Store.getChainActivity`): the
- * transfer count, and the newest transfers of the last batch that had any. Both backends keep
+ * transfer count, and the newest transfers. Both backends keep
  * them in the chain's row, written by the batch's own transaction, so they hold for every
  * process that reads the store (`serve` beside an `index` process included).
  * This file is the one encoding of the newest transfers, shared by both backends.
@@ -22,17 +22,27 @@ function newestFirst(a: TransferRecord, b: TransferRecord): number {
 }
 
 /**
- * The text stored for a batch's newest transfers, or null when the batch has none (the stored
- * list is then kept). A compact JSON array of arrays; amounts as decimal strings.
+ * Whether {@link encodeRecentTransfers} needs the stored list: only when the batch has fewer
+ * transfers than are kept (a backfill batch has thousands, and then no read is needed).
  */
-export function encodeRecentTransfers(batch: IndexBatch): string | null {
+export function needsStoredRecent(batch: IndexBatch): boolean {
   const count = batchTransferCount(batch);
-  if (count === 0) return null;
+  return count > 0 && count < RECENT_TRANSFERS_KEPT;
+}
+
+/**
+ * The text to store as the chain's newest transfers after `batch`: its own newest, topped up
+ * with the newest stored before it (`stored`, needed only when {@link needsStoredRecent}); null
+ * when the batch has no transfers (the stored list then stays). A compact JSON array of
+ * arrays; amounts as decimal strings.
+ */
+export function encodeRecentTransfers(batch: IndexBatch, stored: string | null): string | null {
+  if (batchTransferCount(batch) === 0) return null;
   // Batches are in chain order, so the newest are at the end of each list: look at the tails only.
   const tail = (list: readonly TransferRecord[]) => list.slice(-RECENT_TRANSFERS_KEPT);
-  const newest = [...tail(batch.transfers), ...tail(batch.neo?.assetTransfers ?? [])]
-    .sort(newestFirst)
-    .slice(0, RECENT_TRANSFERS_KEPT);
+  const own = [...tail(batch.transfers), ...tail(batch.neo?.assetTransfers ?? [])];
+  const earlier = needsStoredRecent(batch) ? decodeRecentTransfers(stored) : [];
+  const newest = [...own, ...earlier].sort(newestFirst).slice(0, RECENT_TRANSFERS_KEPT);
   return JSON.stringify(
     newest.map((t) => [
       t.token,

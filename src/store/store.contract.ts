@@ -1112,7 +1112,7 @@ export function runStoreContractSuite(
           Array.from({ length: n }, (_, i): [string, string, bigint] => [H1, H2, BigInt(i + 1)]),
         );
 
-      test('counts every transfer of every batch and keeps the newest of the last batch that had any', () =>
+      test('counts every transfer of every batch and keeps the newest 16 of the chain', () =>
         withStore(async (store) => {
           assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
           assert.equal(await store.getChainActivity('eth'), null);
@@ -1135,6 +1135,16 @@ export function runStoreContractSuite(
           await store.applyBatch(batch({ chain: 'bsc', from: 1, to: 1, transfers: burst(1, 2) }));
           assert.deepEqual(await store.getChainActivity('eth'), afterSecond);
           assert.equal((await store.getChainActivity('bsc'))?.transfers, 2);
+
+          // Fewer than 16: the batch's own, then the newest from before it.
+          const third = moves(T2, 9, [
+            [H1, H3, 1n],
+            [H3, H1, 1n],
+          ]);
+          await store.applyBatch(batch({ from: 9, to: 9, transfers: third }));
+          const afterThird = await store.getChainActivity('eth');
+          assert.equal(afterThird?.transfers, 28);
+          assert.deepEqual(afterThird?.recent, [...second.slice(-14), ...third].reverse());
         }));
 
       test('a rollback takes its removed transfers off the count and empties the newest', () =>

@@ -239,8 +239,8 @@ export interface ChainActivity {
    */
   transfers: number;
   /**
-   * The newest transfers (at most 16) of the last batch that had any, newest first (block, then
-   * log index, descending). A rollback empties it until the next batch with transfers.
+   * The chain's newest transfers (at most 16), newest first (block, then log index, descending).
+   * A rollback empties the list; the batches after it fill it again.
    */
   recent: TransferRecord[];
 }
@@ -382,8 +382,8 @@ export interface Store {
 
   // ---- operator views (dashboard, /metrics); both backends have them ----
   /**
-   * Optional: the chain's transfer count and the newest transfers of its last batch that had
-   * any; null before anything was recorded for the chain.
+   * Optional: the chain's transfer count and newest transfers; null before anything was
+   * recorded for the chain.
    */
   getChainActivity?(chain: string): Promise<ChainActivity | null>;
   /** Optional: bytes the store takes (SQLite: the database file and its WAL; PostgreSQL: `pg_database_size`). */

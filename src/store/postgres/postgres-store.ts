@@ -3,7 +3,12 @@ import { redactUrls, TokenqueryError, UserError } from '../../internal/errors.js
 import type { Logger } from '../../internal/logger.js';
 import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
 import { addDelta, checkBatchStart, NON_HOLDERS, planBatch, type TokenWork } from '../batch-plan.js';
-import { batchTransferCount, decodeRecentTransfers, encodeRecentTransfers } from '../chain-activity.js';
+import {
+  batchTransferCount,
+  decodeRecentTransfers,
+  encodeRecentTransfers,
+  needsStoredRecent,
+} from '../chain-activity.js';
 import type {
   ApiKeyLimits,
   ApiKeyRecord,
@@ -809,6 +814,11 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
     if (batch.neo !== undefined) {
       await writeNeoPart((name, values) => run(client, name, values), chain, batch.neo);
     }
+    // A small batch tops its newest transfers up with those stored before it (the chain is locked).
+    const storedRecent = needsStoredRecent(batch)
+      ? ((await run<{ recent_transfers: string | null }>(client, 'chainActivity', [chain])).rows[0]
+          ?.recent_transfers ?? null)
+      : null;
     await run(client, 'afterBatch', [
       chain,
       batch.toBlock,
@@ -818,7 +828,7 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
       newTokens,
       batch.pruneBlocksBelow,
       batchTransferCount(batch),
-      encodeRecentTransfers(batch),
+      encodeRecentTransfers(batch, storedRecent),
     ]);
   }
 

@@ -585,7 +585,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     const { chain } = batch;
     validateBalanceCache();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
-    checkBatchStart(batch, sql.getChain.get(chain)?.indexed_block);
+    const stored = sql.getChain.get(chain);
+    checkBatchStart(batch, stored?.indexed_block);
     const work = planBatch(batch);
 
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
@@ -658,7 +659,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       newTokens,
       floor: batch.pruneBlocksBelow,
       transfers: batchTransferCount(batch),
-      recent: encodeRecentTransfers(batch),
+      recent: encodeRecentTransfers(batch, stored?.recent_transfers ?? null),
     });
     return writes;
   });

@@ -1,0 +1,61 @@
+/**
+ * What an operator looks at, registered in one call: `/metrics` (metrics.ts) and the status
+ * dashboard at `/` (routes/dashboard.ts), both fed by one chain-progress tracker. No key is
+ * needed for either; neither shows anything a key protects (see routes/dashboard.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from '../internal/logger.js';
+import { PROMETHEUS_CONTENT_TYPE } from '../internal/prometheus.js';
+import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
+import { createChainProgressTracker } from './chain-progress.js';
+import { createProcessMetrics, instrumentHttp, metricsText } from './metrics.js';
+import { dashboardRoutes } from './routes/dashboard.js';
+import { type RouteContext, registerOperation } from './routing.js';
+
+export interface OperatorViewOptions {
+  chains: readonly string[];
+  logger: Logger;
+  /** The indexer's RPC figures, when it runs in this process (`start`). */
+  rpcMetrics?: () => readonly RpcSeriesSnapshot[];
+  /** Chain progress sampling period; default 1000 ms. */
+  sampleIntervalMs?: number;
+}
+
+/**
+ * Registers `/metrics` and the dashboard, and starts counting requests: call it before every
+ * other route, so that each is counted.
+ */
+export function registerOperatorViews(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  options: OperatorViewOptions,
+): void {
+  const http = instrumentHttp(app);
+  const progress = createChainProgressTracker({
+    store: ctx.store,
+    chains: options.chains,
+    logger: options.logger,
+    ...(options.sampleIntervalMs === undefined ? {} : { intervalMs: options.sampleIntervalMs }),
+  });
+  const processMetrics = createProcessMetrics();
+  app.addHook('onClose', async () => {
+    progress.close();
+    processMetrics.close();
+  });
+
+  registerOperation(app, ctx, {
+    url: '/metrics',
+    auth: false,
+    async handler(_request, reply) {
+      const text = metricsText({
+        http,
+        progress,
+        storeKind: ctx.store.kind,
+        process: processMetrics,
+        ...(options.rpcMetrics === undefined ? {} : { rpc: options.rpcMetrics }),
+      });
+      return reply.code(200).type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(text);
+    },
+  });
+  dashboardRoutes(app, ctx, progress);
+}
