@@ -130,7 +130,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
           await refreshSupplies();
         } while (supplyAgain && !signal.aborted && !supplyHeld);
       } catch (error) {
-        logger.warn({ err: errorMessage(error) }, 'supply refresh failed; will retry after the next batch');
+        logger.warn({ err: errorMessage(error) }, 'supply refresh failed; retrying in a second');
+        // Not only after the next batch: the batches that follow may touch no supply at all,
+        // and a token marked by a rollback must not wait for the periodic refresh.
+        if (!signal.aborted) setTimeout(kickSupplyRefresh, 1_000).unref();
       } finally {
         supplyRun = null;
       }
@@ -457,6 +460,12 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   async function step(): Promise<'busy' | 'idle'> {
     const head = await source.blockNumber();
     await noteHead(head);
+    // Periodic refresh (busy or idle: a chain that never idles must still get it): tokens whose
+    // supply was read more than `supplyRefreshBlocks` ago, and any mark a failed read left.
+    if (Date.now() - lastPeriodicRefresh > 10_000) {
+      lastPeriodicRefresh = Date.now();
+      kickSupplyRefresh();
+    }
     const finalized = headSeen - chain.finalityDepth;
     if (next <= finalized) {
       await backfill(finalized);
@@ -467,11 +476,6 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       return 'busy';
     }
     await checkTip(head);
-    // Periodic refresh: tokens whose supply was read more than `supplyRefreshBlocks` ago.
-    if (Date.now() - lastPeriodicRefresh > 10_000) {
-      lastPeriodicRefresh = Date.now();
-      kickSupplyRefresh();
-    }
     return 'idle';
   }
 
