@@ -176,8 +176,12 @@ for (const backend of chaosBackends(dir)) {
         miner = startMiner(anvil.url, 150);
         // Halfway, new tokens appear (their metadata is read while half the answers lag behind).
         await new Promise((resolve) => setTimeout(resolve, SIZE.liveMs / 2));
+        // The traffic sends from the same dev accounts: pause it, or anvil may hand a deployment
+        // the nonce of a traffic transaction sent at the same moment ("replacement underpriced").
+        await traffic.pause();
         const fresh = await deployDemoTokens(anvil.url);
         await sendTransfers(anvil.url, fresh, { count: 8, seed });
+        traffic.resume();
         await new Promise((resolve) => setTimeout(resolve, SIZE.liveMs / 2));
         // A full outage: every request answered 503.
         outage = true;
