@@ -1,8 +1,8 @@
 // One backfill measurement in a process of its own (forked by backfill.ts): either the bare
 // `eth_getLogs` baseline or the real indexer into a fresh SQLite store or PostgreSQL database.
 import { statSync } from 'node:fs';
-import { createRpcClient } from '../src/chains/evm/rpc-client.js';
 import { createEvmSource } from '../src/chains/evm/source.js';
+import { createRpcClient } from '../src/chains/jsonrpc/rpc-client.js';
 import { createEvmIndexer } from '../src/indexer/evm-indexer.js';
 import { silentLogger } from '../src/internal/logger.js';
 import { openStore } from '../src/store/open.js';

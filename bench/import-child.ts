@@ -2,8 +2,8 @@
 // importer's own reader over the file: gunzip, UTF-8, CSV, row checks, nothing stored) or the
 // real `importTransfers` into a fresh SQLite store, as `tokenquery import` runs it.
 import { statSync } from 'node:fs';
-import { createRpcClient } from '../src/chains/evm/rpc-client.js';
 import { createEvmSource } from '../src/chains/evm/source.js';
+import { createRpcClient } from '../src/chains/jsonrpc/rpc-client.js';
 import { importTransfers } from '../src/importer/importer.js';
 import { readExport } from '../src/importer/input.js';
 import { createImportNode } from '../src/importer/node-reader.js';

@@ -1,7 +1,7 @@
 // The NEO indexing benchmark's processes (forked by neo.ts): the fake NEO node serving the busy
 // window, the bare-fetch baseline, or the real NEO indexer into a fresh SQLite store.
 import { statSync } from 'node:fs';
-import { createRpcClient } from '../src/chains/evm/rpc-client.js';
+import { createRpcClient } from '../src/chains/jsonrpc/rpc-client.js';
 import { createNeoSource } from '../src/chains/neo/source.js';
 import { startFakeNeoNode } from '../src/chains/neo/testing/fake-neo-node.js';
 import { createNeoIndexer } from '../src/indexer/neo-indexer.js';

@@ -3,8 +3,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
+import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { DEFAULTS } from '../config/load.js';
 import { type ImportSummary, importTransfers } from '../importer/importer.js';
 import type { InputFormat } from '../importer/input.js';

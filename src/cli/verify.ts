@@ -1,8 +1,9 @@
 /**
  * `tokenquery verify`: the CLI glue around `indexer/verify.ts` (options → store, node, report).
  */
-import { createRpcClient } from '../chains/evm/rpc-client.js';
+
 import { createEvmSource } from '../chains/evm/source.js';
+import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { checkNodes } from '../indexer/run.js';
 import { type VerifyDifference, verifyChain } from '../indexer/verify.js';
 import { isEvmChain } from '../internal/chains.js';

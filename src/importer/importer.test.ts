@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
 import {
   type FixtureNode,
@@ -23,6 +22,7 @@ import {
   loadEthereumEtlSet,
   parseJsonBigIntSafe,
 } from '../chains/evm/testing/fixture-sets.js';
+import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { createEvmIndexer } from '../indexer/evm-indexer.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';

@@ -5,9 +5,9 @@
  * node of another chain, or one that is not synced that far, is an error and never silent.
  */
 import { TRANSFER_TOPIC, toQuantity } from '../chains/evm/abi.js';
-import { InvalidRpcResponseError } from '../chains/evm/errors.js';
-import { classifyRpcError, type RpcBatchItem, type RpcClient } from '../chains/evm/rpc-client.js';
 import type { EvmBlockHeader, EvmSource, TokenSupply } from '../chains/evm/types.js';
+import { InvalidRpcResponseError } from '../chains/jsonrpc/errors.js';
+import { classifyRpcError, type RpcBatchItem, type RpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { sleep } from '../internal/async.js';
 import { TokenqueryError, UserError } from '../internal/errors.js';
 import type { TokenMetadata } from '../store/types.js';

@@ -1,6 +1,6 @@
 import { decodeTransferLog } from '../chains/evm/abi.js';
-import { RangeTooLargeError } from '../chains/evm/rpc-client.js';
 import type { EvmBlockHeader, EvmLog, EvmSource } from '../chains/evm/types.js';
+import { RangeTooLargeError } from '../chains/jsonrpc/rpc-client.js';
 import type { ChainConfig } from '../config/types.js';
 import { backoffDelay, type Settled, settle, sleep } from '../internal/async.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { createRpcClient } from '../chains/evm/rpc-client.js';
+import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { createNeoSource } from '../chains/neo/source.js';
 import { type FakeNeoNode, startFakeNeoNode } from '../chains/neo/testing/fake-neo-node.js';
 import { loadNeoscanRecordings } from '../chains/neo/testing/recordings.js';

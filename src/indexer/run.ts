@@ -1,6 +1,6 @@
-import { RpcResponseError } from '../chains/evm/errors.js';
-import { createRpcClient } from '../chains/evm/rpc-client.js';
 import { createEvmSource } from '../chains/evm/source.js';
+import { RpcResponseError } from '../chains/jsonrpc/errors.js';
+import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { createNeoSource } from '../chains/neo/source.js';
 import type { ChainConfig } from '../config/types.js';
 import { errorMessage, UserError } from '../internal/errors.js';

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { silentLogger } from '../../internal/logger.js';
 import type { TransferRecord } from '../../store/types.js';
+import { InvalidRpcResponseError, RangeTooLargeError } from '../jsonrpc/errors.js';
+import { createRpcClient } from '../jsonrpc/rpc-client.js';
 import { calldata, decodeTransferLog } from './abi.js';
-import { InvalidRpcResponseError, RangeTooLargeError } from './errors.js';
-import { createRpcClient } from './rpc-client.js';
 import { createEvmSource } from './source.js';
 import {
   type FixtureLimits,

@@ -1,5 +1,13 @@
 import type { Logger } from '../../internal/logger.js';
 import type { TokenMetadata } from '../../store/types.js';
+import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from '../jsonrpc/errors.js';
+import { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
+import {
+  classifyRpcError,
+  type RpcBatchCall,
+  type RpcBatchItem,
+  type RpcClient,
+} from '../jsonrpc/rpc-client.js';
 import {
   calldata,
   decodeAbiStringOrBytes32,
@@ -8,9 +16,6 @@ import {
   TRANSFER_TOPIC,
   toQuantity,
 } from './abi.js';
-import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from './errors.js';
-import { createRetryInvalid } from './retry-invalid.js';
-import { classifyRpcError, type RpcBatchCall, type RpcBatchItem, type RpcClient } from './rpc-client.js';
 import type { BlockTag, EvmBlockHeader, EvmLog, EvmSource, TokenSupply } from './types.js';
 
 /** Options of {@link createEvmSource}. */

@@ -2,9 +2,9 @@
  * Errors of the NEO chain layer. The RPC fault classes (transport, JSON-RPC error, invalid
  * answer) are the EVM layer's, shared until they move to a chain-neutral module.
  */
-import { InvalidRpcResponseError, RpcError } from '../evm/errors.js';
+import { InvalidRpcResponseError, RpcError } from '../jsonrpc/errors.js';
 
-export { InvalidRpcResponseError, RpcError, RpcResponseError, RpcTransportError } from '../evm/errors.js';
+export { InvalidRpcResponseError, RpcError, RpcResponseError, RpcTransportError } from '../jsonrpc/errors.js';
 
 /**
  * The node has no application log for an InvocationTransaction of a block it served: it runs

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { silentLogger } from '../../internal/logger.js';
-import { createRpcClient } from '../evm/rpc-client.js';
+import { createRpcClient } from '../jsonrpc/rpc-client.js';
 import {
   InvalidRpcResponseError,
   NeoApplicationLogMissingError,

@@ -1,6 +1,6 @@
 import type { Logger } from '../../internal/logger.js';
-import { createRetryInvalid } from '../evm/retry-invalid.js';
-import type { RpcBatchItem, RpcClient } from '../evm/rpc-client.js';
+import { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
+import type { RpcBatchItem, RpcClient } from '../jsonrpc/rpc-client.js';
 import { decodeBlock, invocationTxids, type ParsedBlock, parseBlock, parseRawTransaction } from './block.js';
 import { invalid, NeoApplicationLogMissingError, NeoMissingOutputError, RpcResponseError } from './errors.js';
 import { type NeoApplicationLog, parseApplicationLog } from './nep5.js';

@@ -5,7 +5,7 @@
  * itself, else from the node), each address's unspent value per asset, and the deployments.
  */
 import assert from 'node:assert/strict';
-import { createRpcClient } from '../../chains/evm/rpc-client.js';
+import { createRpcClient } from '../../chains/jsonrpc/rpc-client.js';
 import { createNeoSource } from '../../chains/neo/source.js';
 import { loadExpectedNep5Transfers } from '../../chains/neo/testing/recordings.js';
 import { RPX_HASH } from '../../chains/neo/testing/synthetic.js';

@@ -13,8 +13,8 @@ import {
   rpcMetricsText,
 } from '../../internal/rpc-metrics.js';
 import { parsePrometheusText, sampleValue } from '../../internal/testing/prometheus.js';
+import { type FixtureNode, startFixtureNode } from '../evm/testing/fixture-node.js';
 import { createRpcClient, type RpcClient } from './rpc-client.js';
-import { type FixtureNode, startFixtureNode } from './testing/fixture-node.js';
 
 let node: FixtureNode;
 before(async () => {
