@@ -9,6 +9,7 @@ import type { Logger } from '../internal/logger.js';
 import type { Store, TokenMetadata, TransferRecord } from '../store/types.js';
 import { createProgressReporter, type ProgressReporter } from './progress.js';
 import { createRangePlanner } from './range-planner.js';
+import { createSingleFlight } from './single-flight.js';
 
 export interface EvmIndexerOptions {
   chain: ChainConfig;
@@ -113,36 +114,13 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const metadataInFlight = new Map<string, Promise<TokenMetadata>>();
 
   // ---- supply refresh: single-flight, kicked after commits, never blocks indexing ----
-  /** The refresh in flight (it never rejects), or null. */
-  let supplyRun: Promise<void> | null = null;
-  let supplyAgain = false;
-  /** Set while a rollback runs: no supply read may start or be recorded then (see `handleReorg`). */
-  let supplyHeld = false;
-  function kickSupplyRefresh(): void {
-    if (supplyRun !== null || supplyHeld) {
-      supplyAgain = true;
-      return;
-    }
-    supplyRun = (async () => {
-      try {
-        do {
-          supplyAgain = false;
-          await refreshSupplies();
-        } while (supplyAgain && !signal.aborted && !supplyHeld);
-      } catch (error) {
-        logger.warn({ err: errorMessage(error) }, 'supply refresh failed; retrying in a second');
-        // Not only after the next batch: the batches that follow may touch no supply at all,
-        // and a token marked by a rollback must not wait for the periodic refresh.
-        if (!signal.aborted) setTimeout(kickSupplyRefresh, 1_000).unref();
-      } finally {
-        supplyRun = null;
-      }
-    })();
-  }
+  // Held while a rollback runs: no supply read may start or be recorded then (see `handleReorg`).
+  const supplyRefresh = createSingleFlight({ run: refreshSupplies, signal, logger, what: 'supply refresh' });
+  const kickSupplyRefresh = supplyRefresh.kick;
 
   async function refreshSupplies(): Promise<void> {
     for (;;) {
-      if (signal.aborted || supplyHeld) return;
+      if (signal.aborted || supplyRefresh.held) return;
       const checkpoint = await store.getCheckpoint(name);
       if (!checkpoint) return;
       const addresses = await store.tokensNeedingSupply(name, checkpoint.block - supplyRefreshBlocks, 100);
@@ -438,14 +416,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     // A supply read taken before the rollback (from the dropped blocks' state) and recorded after
     // it would clear the re-read mark the rollback sets, and its stale value would stay for up to
     // `supplyRefreshBlocks`: let the read in flight finish first, and start none meanwhile.
-    supplyHeld = true;
-    let result: Awaited<ReturnType<Store['rollback']>>;
-    try {
-      await supplyRun;
-      result = await store.rollback(name, ancestor.number, ancestor.hash);
-    } finally {
-      supplyHeld = false;
-    }
+    const result = await supplyRefresh.hold(() => store.rollback(name, ancestor.number, ancestor.hash));
     logger.warn(
       { depth: top - ancestor.number, ancestor: ancestor.number, removedTransfers: result.removedTransfers },
       'reorg: rolled back to the common ancestor',

@@ -36,6 +36,7 @@ import type {
   TransferRecord,
 } from '../store/types.js';
 import { createProgressReporter, type ProgressReporter } from './progress.js';
+import { createSingleFlight } from './single-flight.js';
 
 export interface NeoIndexerOptions {
   chain: ChainConfig;
@@ -105,27 +106,12 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
   const assets = new Map<string, AssetFacts>();
 
   // ---- supply refresh: single-flight, kicked after commits, never blocks indexing ----
-  let supplyRunning = false;
-  let supplyAgain = false;
-  function kickSupplyRefresh(): void {
-    if (supplyRunning) {
-      supplyAgain = true;
-      return;
-    }
-    supplyRunning = true;
-    void (async () => {
-      try {
-        do {
-          supplyAgain = false;
-          await refreshSupplies();
-        } while (supplyAgain && !signal.aborted);
-      } catch (error) {
-        logger.warn({ err: errorMessage(error) }, 'supply refresh failed; will retry after the next batch');
-      } finally {
-        supplyRunning = false;
-      }
-    })();
-  }
+  const kickSupplyRefresh = createSingleFlight({
+    run: refreshSupplies,
+    signal,
+    logger,
+    what: 'supply refresh',
+  }).kick;
 
   /** NEP-5: `totalSupply()`; assets: `available` and `amount` of the asset state. Node's current state. */
   async function refreshSupplies(): Promise<void> {
