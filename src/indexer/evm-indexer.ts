@@ -7,7 +7,7 @@ import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { Store, TokenMetadata, TransferRecord } from '../store/types.js';
-import { createProgressReporter, type ProgressReporter } from './progress.js';
+import { progressForCatchUp } from './progress.js';
 import { createRangePlanner } from './range-planner.js';
 import { createSingleFlight } from './single-flight.js';
 
@@ -237,16 +237,13 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
 
   // ---- backfill: blocks at least `finalityDepth` below the head, pipelined ----
   async function backfill(target: number): Promise<void> {
-    const progress: ProgressReporter | null =
-      target - next > 1000
-        ? createProgressReporter({
-            chain: name,
-            logger,
-            startBlock: next,
-            targetBlock: target,
-            ...(options.tty === undefined ? {} : { tty: options.tty }),
-          })
-        : null;
+    const progress = progressForCatchUp({
+      chain: name,
+      logger,
+      startBlock: next,
+      targetBlock: target,
+      ...(options.tty === undefined ? {} : { tty: options.tty }),
+    });
     let transfersDone = 0;
     const inflight: { from: number; to: number; result: Promise<Settled<FetchedRange>> }[] = [];
     const launch = (from: number, to: number) => ({ from, to, result: settle(fetchRange(from, to)) });

@@ -35,7 +35,7 @@ import type {
   TokenMetadata,
   TransferRecord,
 } from '../store/types.js';
-import { createProgressReporter, type ProgressReporter } from './progress.js';
+import { progressForCatchUp } from './progress.js';
 import { createSingleFlight } from './single-flight.js';
 
 export interface NeoIndexerOptions {
@@ -375,16 +375,13 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
 
   /** Indexes `next..target`: ranges fetched `concurrency` at a time, prepared in order, each committing while the next is prepared. */
   async function catchUp(target: number): Promise<void> {
-    const progress: ProgressReporter | null =
-      target - next > 1000
-        ? createProgressReporter({
-            chain: name,
-            logger,
-            startBlock: next,
-            targetBlock: target,
-            ...(options.tty === undefined ? {} : { tty: options.tty }),
-          })
-        : null;
+    const progress = progressForCatchUp({
+      chain: name,
+      logger,
+      startBlock: next,
+      targetBlock: target,
+      ...(options.tty === undefined ? {} : { tty: options.tty }),
+    });
     let transfersDone = 0;
     const inflight: { from: number; to: number; result: Promise<Settled<NeoBlock[]>> }[] = [];
     let cursor = next;

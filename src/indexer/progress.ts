@@ -21,6 +21,16 @@ export interface ProgressOptions {
   write?: (text: string) => void;
 }
 
+/** Catch-ups shorter than this many blocks show no progress (they end within a step or two). */
+const MIN_REPORTED_BLOCKS = 1000;
+
+/** A reporter for a catch-up from `startBlock` to `targetBlock`, or null when it is short. */
+export function progressForCatchUp(options: ProgressOptions): ProgressReporter | null {
+  return options.targetBlock - options.startBlock > MIN_REPORTED_BLOCKS
+    ? createProgressReporter(options)
+    : null;
+}
+
 export function createProgressReporter(options: ProgressOptions): ProgressReporter {
   const { chain, logger, startBlock } = options;
   const tty = options.tty ?? process.stderr.isTTY === true;
