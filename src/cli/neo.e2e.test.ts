@@ -181,8 +181,10 @@ describe('NEO through the CLI', () => {
     const checkpoints: number[] = [];
     for (let run = 0; run < 4; run++) {
       const startedAt = await checkpoint();
-      // Slow every answer a little, so that the kills land between commits rather than after the last.
-      node.injectFaults(...Array.from({ length: 40 }, () => ({ type: 'delay' as const, ms: 20 })));
+      // Slow every answer a little, so that the kills land between commits rather than after the
+      // last: a whole run over the window takes about 60 requests, so 40 delays were not enough on
+      // a quiet machine (the first run finished the window before its kill).
+      node.injectFaults(...Array.from({ length: 80 }, () => ({ type: 'delay' as const, ms: 20 })));
       const child = spawn(['index', ...nodeArgs(), '--log-level', 'silent']);
       await eventually(
         async () => ((await checkpoint()) > startedAt ? true : undefined),
