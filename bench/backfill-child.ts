@@ -2,7 +2,7 @@
 // `eth_getLogs` baseline or the real indexer into a fresh SQLite store or PostgreSQL database.
 import { statSync } from 'node:fs';
 import { createEvmSource } from '../src/chains/evm/source.js';
-import { createRpcClient } from '../src/chains/jsonrpc/rpc-client.js';
+import { type AnswerScanner, createRpcClient } from '../src/chains/jsonrpc/rpc-client.js';
 import { createEvmIndexer } from '../src/indexer/evm-indexer.js';
 import { silentLogger } from '../src/internal/logger.js';
 import { openStore } from '../src/store/open.js';
@@ -38,6 +38,14 @@ export interface BackfillChildResult {
   dbBytes?: number;
   /** Indexer only: `eth_getLogs` requests the indexer made. */
   requests?: number;
+  /** Indexer only: holders with a positive balance, summed over the tokens. */
+  holders?: number;
+  /**
+   * Indexer only: `Date.now()` clock of `run()` and of the head block's commit, so that a parent can
+   * time the run from the process's launch (the Ponder comparison).
+   */
+  startedAtEpochMs?: number;
+  finishedAtEpochMs?: number;
 }
 
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -108,9 +116,9 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
   };
   const rpc = createRpcClient({ url: input.url, logger });
   const counted = {
-    request<T>(method: string, params: unknown[]): Promise<T> {
+    request<T>(method: string, params: unknown[], scan?: AnswerScanner): Promise<T> {
       if (method === 'eth_getLogs') requests++;
-      return rpc.request<T>(method, params);
+      return rpc.request<T>(method, params, scan);
     },
     batch: rpc.batch,
   };
@@ -141,6 +149,7 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
   }
   const page = await store.listTokens('eth', 0, 1000);
   const items = page.tokens.reduce((sum, t) => sum + t.transferCount, 0);
+  const holders = page.tokens.reduce((sum, t) => sum + t.holderCount, 0);
   await lease.release();
   await store.close();
   let dbBytes = 0;
@@ -163,6 +172,9 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
     cpuSeconds,
     dbBytes,
     requests,
+    holders,
+    startedAtEpochMs: performance.timeOrigin + started,
+    finishedAtEpochMs: performance.timeOrigin + finishedAt,
   };
 }
 

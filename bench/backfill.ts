@@ -89,7 +89,9 @@ export async function runBackfillBench(
 
   let profile: BackfillReport['profile'];
   if (options.profile) {
-    const profileDir = mkdtempSync(join(tmpdir(), 'tokenquery-prof-'));
+    // TOKENQUERY_BENCH_PROFILE_DIR keeps the raw `.cpuprofile` files there (for a flame graph).
+    const keptDir = process.env.TOKENQUERY_BENCH_PROFILE_DIR;
+    const profileDir = keptDir ?? mkdtempSync(join(tmpdir(), 'tokenquery-prof-'));
     const profileDb = join(options.workDir, 'profile.sqlite');
     try {
       await runChild<BackfillChildResult>(
@@ -102,7 +104,7 @@ export async function runBackfillBench(
         writer: summarizeProfiles(profileDir, 15, (file) => !isMainThreadProfile(file)),
       };
     } finally {
-      rmSync(profileDir, { recursive: true, force: true });
+      if (keptDir === undefined) rmSync(profileDir, { recursive: true, force: true });
       rmSqlite(profileDb);
     }
   }

@@ -1,4 +1,4 @@
-// `npm run bench [-- backfill|api|neo|import|postgres] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
+// `npm run bench [-- backfill|api|neo|import|postgres|realtime|ponder|growth] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,10 +11,13 @@ import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
+import { renderGrowth, runGrowthBench } from './growth.js';
 import { renderImport, runImportBench } from './import.js';
 import { type NeoReport, runNeoBench } from './neo.js';
+import { renderPonder, runPonderBench } from './ponder.js';
 import { renderPostgres, runPostgresBench } from './postgres.js';
 import type { ProfileEntry, ProfileSummary } from './profile.js';
+import { renderRealtime, runRealtimeBench } from './realtime.js';
 
 const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
 /** 5 blocks of 1,000 transfers: 5,000 logs per request, the indexer's range planner's target. */
@@ -35,12 +38,16 @@ const { values, positionals } = parseArgs({
     'no-write': { type: 'boolean', default: false },
     /** `import` only: rows of the synthetic export. */
     'import-rows': { type: 'string', default: '1000000' },
+    /** `realtime` only: blocks measured per mode. */
+    'realtime-blocks': { type: 'string', default: '80' },
+    /** `growth` only: transfers of the large store (the baseline store has 100,000). */
+    'growth-rows': { type: 'string', default: '10000000' },
   },
 });
 const which = positionals[0] ?? 'all';
-if (!['all', 'backfill', 'api', 'neo', 'import', 'postgres'].includes(which)) {
+if (!['all', 'backfill', 'api', 'neo', 'import', 'postgres', 'realtime', 'ponder', 'growth'].includes(which)) {
   console.error(
-    `unknown benchmark "${which}": use backfill, api, neo, import, postgres, or nothing for all but import and postgres`,
+    `unknown benchmark "${which}": use backfill, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but import, postgres, realtime, ponder and growth`,
   );
   process.exit(2);
 }
@@ -83,7 +90,40 @@ try {
     );
     sections.postgres = renderPostgres(report, machineLine(facts));
   }
-  if (which !== 'neo' && which !== 'import' && which !== 'postgres') {
+  if (which === 'realtime') {
+    const report = await runRealtimeBench(
+      {
+        blocks: Number(values['realtime-blocks']),
+        rounds: 2,
+        pollIntervalMs: 1000,
+        clientPollMs: 5,
+        gapMs: [100, 1500],
+        workDir,
+        seed: 1,
+      },
+      log,
+    );
+    sections.realtime = renderRealtime(report, machineLine(facts));
+  }
+  if (which === 'ponder') {
+    // Installs Ponder from the npm registry into a cache directory on first use: not in the default run.
+    chain = await prepareChain(CHAIN);
+    log(`chain ready in ${chain.setupSeconds.toFixed(1)} s, head ${chain.head}`);
+    const report = await runPonderBench(
+      chain,
+      { reps: Number(values.reps), chunk: CHUNK, concurrency: CONCURRENCY, workDir },
+      log,
+    );
+    sections.ponder = renderPonder(report, machineLine(facts));
+  }
+  if (
+    which !== 'neo' &&
+    which !== 'import' &&
+    which !== 'postgres' &&
+    which !== 'realtime' &&
+    which !== 'ponder' &&
+    which !== 'growth'
+  ) {
     chain = await prepareChain(CHAIN);
     log(
       `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,
@@ -142,6 +182,23 @@ try {
       log,
     );
     sections.neo = renderNeo(report, facts);
+  }
+  if (which === 'growth') {
+    const report = await runGrowthBench(
+      {
+        shape: { transfers: Number(values['growth-rows']), holders: 500_000, tokens: 1_000, seed: 1 },
+        baseTransfers: 100_000,
+        connections: Number(values.connections),
+        durationSeconds: 6,
+        rounds: 3,
+        warmupSeconds: 1,
+        memorySeconds: 15,
+        startupReps: 5,
+        workDir,
+      },
+      log,
+    );
+    sections.growth = renderGrowth(report, machineLine(facts));
   }
   if (which === 'import') {
     const report = await runImportBench(

@@ -345,6 +345,22 @@ describe('every operation answers as documented', () => {
     for (const path of ['/healthz', '/status', '/openapi.json']) {
       assertConforms(path, await call(fx.url, path));
     }
+    // A late start whose holders could not be seeded adds a key to its chain.
+    await fx.store.applyBatch({
+      chain: 'movr',
+      fromBlock: 10,
+      toBlock: 10,
+      toBlockHash: null,
+      transfers: [],
+      tokens: [],
+      blocks: [],
+      head: 10,
+      pruneBlocksBelow: 0,
+      seeds: { block: 9, balances: [], partial: true },
+    });
+    const status = await call(fx.url, '/status');
+    assert.match(status.text, /"holdersPartial":true/);
+    assertConforms('/status', status);
   });
 });
 

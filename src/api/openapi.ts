@@ -237,6 +237,12 @@ const OPERATIONS: Record<string, OperationDoc> = {
                 },
               },
               role: { enum: ['writer', 'standby'] },
+              holdersPartial: {
+                type: 'boolean',
+                const: true,
+                description:
+                  'Present when indexing starts after a block (--from-block) and the node had no state at the block before it: holders seen since start at 0, so holder counts and balances are partial.',
+              },
             },
           },
         },

@@ -320,4 +320,28 @@ describe('health and status', () => {
     const body = JSON.parse((await call(fx.url, '/status')).text) as { chains: Record<string, unknown> };
     assert.deepEqual(body.chains.movr, { head: 42, indexed: 0, lag: 42, lastError: null });
   });
+
+  test('/status says when a late start could not seed holders, and only then', async () => {
+    await fx.store.applyBatch({
+      chain: 'movr',
+      fromBlock: 40,
+      toBlock: 45,
+      toBlockHash: null,
+      transfers: [],
+      tokens: [],
+      blocks: [],
+      head: 50,
+      pruneBlocksBelow: 0,
+      seeds: { block: 39, balances: [], partial: true },
+    });
+    const body = JSON.parse((await call(fx.url, '/status')).text) as { chains: Record<string, unknown> };
+    assert.deepEqual(body.chains.movr, {
+      head: 50,
+      indexed: 45,
+      lag: 5,
+      lastError: null,
+      holdersPartial: true,
+    });
+    assert.equal((body.chains.eth as Record<string, unknown>).holdersPartial, undefined);
+  });
 });

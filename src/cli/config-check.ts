@@ -48,6 +48,7 @@ export function describeConfig(config: Config, file: ConfigFile | undefined, lis
         chain.name,
         {
           rpc: redactUrls(chain.rpcUrl),
+          ...(chain.wsUrl === undefined ? {} : { ws: redactUrls(chain.wsUrl) }),
           fromBlock: chain.fromBlock,
           finality: chain.finalityDepth,
           pollIntervalMs: chain.pollIntervalMs,

@@ -45,6 +45,8 @@ export async function demoCommand(
       ...raw,
       db,
       rpc: [`eth=${anvil.url}`],
+      // anvil serves its websocket on the HTTP port: blocks show in the API as soon as they are mined.
+      ws: [`eth=${anvil.url.replace(/^http/, 'ws')}`],
       // A local chain reorgs only when told to; a short window keeps the demo's confirmations moving.
       finality: ['eth=5'],
       pollInterval: '200',

@@ -30,6 +30,12 @@ function withNodeOptions(command: Command): Command {
     )
     .addOption(
       new Option(
+        '--ws <chain=url>',
+        `websocket endpoint of an EVM chain's node (ws:// or wss://), repeatable: new blocks are indexed as soon as eth_subscribe newHeads announces them; polling stays as the fallback (default none: polling only) [env ${ENV.ws}]`,
+      ).argParser(collect),
+    )
+    .addOption(
+      new Option(
         '--from-block <chain=n>',
         `first block to index for a chain, repeatable (default ${DEFAULTS.fromBlock}) [env ${ENV.fromBlock}]`,
       ).argParser(collect),
@@ -45,7 +51,7 @@ function withNodeOptions(command: Command): Command {
     .option('--host <addr>', `API listen address (default ${DEFAULTS.host}) [env ${ENV.host}]`)
     .option(
       '--poll-interval <ms>',
-      `head polling interval once caught up (default ${DEFAULTS.pollIntervalMs}) [env ${ENV.pollInterval}]`,
+      `head polling interval once caught up, also the fallback with --ws (default ${DEFAULTS.pollIntervalMs}) [env ${ENV.pollInterval}]`,
     )
     .option(
       '--log-level <level>',

@@ -39,6 +39,7 @@ function helpOptions(help: string): Map<string, string> {
 
 const NODE_OPTIONS: Record<string, string> = {
   '--rpc': ENV.rpc,
+  '--ws': ENV.ws,
   '--from-block': ENV.fromBlock,
   '--finality': ENV.finality,
   '--db': ENV.db,

@@ -27,9 +27,10 @@ export interface VerifyRawOptions {
 export const VERIFY_HELP = `
 What it checks (EVM chains)
   For every token (or each --token): the transfers stored are read back oldest first and summed
-  into balances, independently of the indexer's own bookkeeping. The store's transfer count,
-  holder count and every stored balance must equal those sums. With --rpc, the --sample largest
-  holders of each token are also compared with balanceOf on the node at the indexed block.
+  into balances, independently of the indexer's own bookkeeping, starting from the balances
+  seeded at the block before --from-block when the index starts late. The store's transfer
+  count, holder count and every stored balance must equal those sums. With --rpc, the --sample
+  largest holders of each token are also compared with balanceOf on the node at the indexed block.
 
 Exit status
   0  no difference        1  differences (listed)        2  a usage error
@@ -37,8 +38,9 @@ Exit status
 Notes
   Run it while the indexer of that chain is stopped: a batch committed during the scan makes
   counts move under it. balanceOf differs legitimately for tokens that change balances without
-  Transfer events (rebasing, fee-on-transfer, some proxies) and when --from-block started after
-  a token's first transfer.
+  Transfer events (rebasing, fee-on-transfer, some proxies), and when --from-block started after
+  a token's first transfer on a node that could not answer the state before it (/status then
+  shows "holdersPartial": true).
 
 Examples
   tokenquery verify --db ./data/tokenquery.sqlite
@@ -82,6 +84,14 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
           `${chain} at block ${report.block}: ${report.tokens} tokens, ${report.transfers} transfers, ` +
             `${report.balances} balances, ${report.nodeChecks} balances compared with the node`,
         );
+        if (report.seedBlock !== null) {
+          out(
+            `${report.seeds} starting balances read at block ${report.seedBlock}` +
+              (report.holdersPartial
+                ? '; partial: the node had no state there, so later holders started at 0'
+                : ''),
+          );
+        }
       }
       for (const difference of report.differences) out(describe(difference));
       out(report.differences.length === 0 ? 'no differences' : `${report.differences.length} differences`);

@@ -230,6 +230,8 @@ export interface ChainProgress {
   lag?: number;
   /** The indexer's last error, or null. */
   lastError?: string | null;
+  /** True when the index starts late and its holder counts and balances are partial (tokenquery adds it). */
+  holdersPartial?: boolean;
 }
 
 /** tokenquery's `/status` body. */

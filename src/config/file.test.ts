@@ -98,6 +98,7 @@ describe('config file validation', () => {
   test('every flag and variable has its field in the file', () => {
     const where: Record<string, string> = {
       rpc: 'chains.eth.rpc',
+      ws: 'chains.eth.ws',
       fromBlock: 'chains.eth.fromBlock',
       finality: 'chains.eth.finality',
       db: 'db',

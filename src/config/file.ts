@@ -25,6 +25,7 @@ export const CONFIG_SCHEMA_PATH = 'docs/tokenquery.config.schema.json';
 /** One chain's settings in the file. Any of them may also come from flags or the environment. */
 export interface ChainFileSettings {
   rpc?: string;
+  ws?: string;
   fromBlock?: number;
   finality?: number;
 }
@@ -69,6 +70,11 @@ const chainSchema: ObjectSchema = {
       type: 'string',
       format: 'http-url',
       description: `JSON-RPC endpoint of the chain's node (http:// or https://). It may hold credentials; tokenquery never logs them, and the environment (${ENV.rpc}) keeps them out of this file. Flag --rpc <chain>=<url>.`,
+    },
+    ws: {
+      type: 'string',
+      format: 'ws-url',
+      description: `Websocket endpoint of the same node (ws:// or wss://; EVM chains): new blocks are indexed as soon as eth_subscribe newHeads announces them, with polling (pollIntervalMs) kept as the fallback. Absent: polling only. It may hold credentials, never logged. Flag --ws <chain>=<url>, variable ${ENV.ws}.`,
     },
     fromBlock: {
       type: 'integer',
@@ -172,6 +178,7 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
   },
   moved: {
     rpc: 'chains.<chain>.rpc',
+    ws: 'chains.<chain>.ws',
     fromBlock: 'chains.<chain>.fromBlock',
     finality: 'chains.<chain>.finality',
   },

@@ -126,6 +126,7 @@ describe('config from the environment', () => {
       'TOKENQUERY_PORT',
       'TOKENQUERY_RPC',
       'TOKENQUERY_TOKEN_LIST',
+      'TOKENQUERY_WS',
     ]);
     const config = loadConfig({}, env);
     assert.equal(config.db, '/env/db.sqlite');
@@ -251,6 +252,42 @@ describe('config errors', () => {
     rejects(() => loadConfig({ rpc: ['eth=127.0.0.1:8545'] }, {}), /^--rpc eth: /);
     rejects(() => loadConfig({ rpc: ['eth=not a url'] }, {}), /^--rpc eth: not a URL$/);
     rejects(() => loadConfig({ rpc: ['eth='] }, {}), /^--rpc eth: not a URL$/);
+  });
+
+  test('--ws: a ws:// or wss:// endpoint per EVM chain, from the flag, the variable or the file', () => {
+    const config = loadConfig(
+      { rpc: ['eth=http://127.0.0.1:8545', 'bsc=https://b'], ws: ['eth=ws://127.0.0.1:8545'] },
+      { [ENV.ws]: 'eth=ws://ignored:1,bsc=wss://user:pass@b/ws' },
+    );
+    assert.deepEqual(
+      config.chains.map((c) => [c.name, c.wsUrl]),
+      [
+        ['eth', 'ws://127.0.0.1:8545'],
+        ['bsc', 'wss://user:pass@b/ws'],
+      ],
+    );
+    const [polling] = loadConfig({ rpc: ['eth=http://a'] }, {}).chains;
+    assert.equal(polling?.wsUrl, undefined, 'no --ws: polling only, and no guessed endpoint');
+  });
+
+  test('--ws refuses other schemes, a chain without --rpc and neo, never echoing the URL', () => {
+    const rpc = ['eth=http://a', 'neo=http://n'];
+    rejects(
+      () => loadConfig({ rpc, ws: ['eth=http://user:secret@a:8545'] }, {}),
+      /^--ws eth: expected a ws:\/\/ or wss:\/\/ endpoint, got http:\/\/$/,
+    );
+    rejects(() => loadConfig({ rpc, ws: ['eth=not a url'] }, {}), /^--ws eth: not a URL$/);
+    rejects(() => loadConfig({ rpc, ws: ['bsc=ws://b'] }, {}), /^--ws bsc: no --rpc bsc=<url> is given/);
+    rejects(() => loadConfig({ rpc, ws: ['neo=ws://n'] }, {}), /^--ws neo: NEO nodes have no eth_subscribe/);
+    const error = rejects(
+      () => loadConfig({ rpc }, { [ENV.ws]: 'eth=https://user:secret@a' }),
+      /^TOKENQUERY_WS eth: expected a ws/,
+    );
+    assert.ok(!error.shortMessage.includes('secret'));
+  });
+
+  test('a websocket URL given to --rpc points to --ws', () => {
+    rejects(() => loadConfig({ rpc: ['eth=ws://127.0.0.1:8546'] }, {}), /give it with --ws eth=/);
   });
 
   test('an unknown log level is refused', () => {

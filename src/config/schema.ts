@@ -11,6 +11,10 @@ export const STRING_FORMATS = {
     pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
     message: 'must be an http(s) URL',
   },
+  'ws-url': {
+    pattern: '^[Ww][Ss][Ss]?://',
+    message: 'must be a ws:// or wss:// URL',
+  },
   'postgres-url': {
     pattern: '^[Pp][Oo][Ss][Tt][Gg][Rr][Ee][Ss]([Qq][Ll])?://',
     message: 'must be a postgres:// connection string',

@@ -13,6 +13,12 @@ export interface ChainConfig {
   finalityDepth: number;
   /** How often to poll the node for a new head once caught up. Default 1000 ms. */
   pollIntervalMs: number;
+  /**
+   * `ws://` or `wss://` endpoint of the same node (EVM chains): new blocks are indexed as soon as
+   * its `eth_subscribe("newHeads")` announces them, with polling kept as the fallback. Absent:
+   * polling only. May hold credentials: never log it unredacted.
+   */
+  wsUrl?: string;
 }
 
 /** `serve`/`start`: rate limits and allow-list options (config/api-limits.ts, docs/api-keys.md). */

@@ -1,4 +1,5 @@
 import { decodeTransferLog } from '../chains/evm/abi.js';
+import type { HeadNotifier } from '../chains/evm/new-heads.js';
 import type { EvmBlockHeader, EvmLog, EvmSource } from '../chains/evm/types.js';
 import { RangeTooLargeError } from '../chains/jsonrpc/rpc-client.js';
 import type { ChainConfig } from '../config/types.js';
@@ -6,7 +7,8 @@ import { backoffDelay, type Settled, settle, sleep } from '../internal/async.js'
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { Store, TokenMetadata, TransferRecord } from '../store/types.js';
+import type { BatchSeeds, Store, TokenMetadata, TransferRecord } from '../store/types.js';
+import { createHolderSeeder, type HolderSeeder } from './holder-seeds.js';
 import { progressForCatchUp } from './progress.js';
 import { createRangePlanner } from './range-planner.js';
 import { createSingleFlight } from './single-flight.js';
@@ -32,6 +34,12 @@ export interface EvmIndexerOptions {
    * when the store is slower than the node). Default 50,000.
    */
   maxReadyTransfers?: number;
+  /**
+   * New-head announcements (a websocket subscription): once caught up, the indexer waits for the
+   * next block on them, and polls every `chain.pollIntervalMs` all the same in case they stop.
+   * Default none: polling only.
+   */
+  heads?: HeadNotifier;
 }
 
 export interface EvmIndexer {
@@ -51,6 +59,8 @@ interface FetchedRange {
   to: number;
   transfers: TransferRecord[];
   tokens: TokenMetadata[];
+  /** Starting balances of holders first seen in the range, on a seeded chain. */
+  seeds: BatchSeeds | undefined;
   logCount: number;
 }
 
@@ -68,11 +78,22 @@ function mergeRanges(ranges: FetchedRange[]): FetchedRange {
   if (ranges.length === 1) return first;
   const tokens = new Map<string, TokenMetadata>();
   for (const range of ranges) for (const token of range.tokens) tokens.set(token.address, token);
+  let seeds: BatchSeeds | undefined;
+  for (const range of ranges) {
+    if (range.seeds === undefined) continue;
+    seeds = {
+      block: range.seeds.block,
+      // The store keeps the first seed of a pair named twice; both were read at the same block.
+      balances: [...(seeds?.balances ?? []), ...range.seeds.balances],
+      partial: (seeds?.partial ?? false) || range.seeds.partial,
+    };
+  }
   return {
     from: first.from,
     to: ranges[ranges.length - 1]!.to,
     transfers: ranges.flatMap((range) => range.transfers),
     tokens: [...tokens.values()],
+    seeds,
     logCount: ranges.reduce((sum, range) => sum + range.logCount, 0),
   };
 }
@@ -101,6 +122,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   let tipHash: string | null = null;
   /** Newest head seen; never moves backwards (a load balancer may answer from a lagging node). */
   let headSeen = 0;
+  /** Newest head recorded in the store's chain status. */
+  let headWritten = 0;
+  /** The head the last step polled. */
+  let headPolled = 0;
   let lastErrorRecorded: string | null = null;
   let lastPeriodicRefresh = 0;
   let hasCheckpoint = false;
@@ -112,6 +137,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   let refused = { block: -1, times: 0 };
   const knownTokens = new Set<string>();
   const metadataInFlight = new Map<string, Promise<TokenMetadata>>();
+  /** Set up by `run` from the store (a restart seeds at the block the first run chose). */
+  let seeder: HolderSeeder | null = null;
 
   // ---- supply refresh: single-flight, kicked after commits, never blocks indexing ----
   // Held while a rollback runs: no supply read may start or be recorded then (see `handleReorg`).
@@ -134,11 +161,12 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   }
 
   // ---- helpers ----
-  async function noteHead(head: number): Promise<void> {
-    if (head > headSeen) {
-      headSeen = head;
-      await store.setChainStatus(name, { head });
-    }
+  /** Records `headSeen` in the chain's status unless a write (a batch's, say) already did. */
+  async function writeHead(): Promise<void> {
+    if (headSeen <= headWritten) return;
+    const head = headSeen;
+    await store.setChainStatus(name, { head });
+    headWritten = Math.max(headWritten, head);
   }
 
   async function recordError(message: string | null): Promise<void> {
@@ -195,23 +223,33 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   }
 
   async function fetchRange(from: number, to: number): Promise<FetchedRange> {
-    const logs = await source.getTransferLogs(from, to);
-    const needTimes = new Set<number>();
-    for (const log of logs) if (log.blockTimestamp === undefined) needTimes.add(log.blockNumber);
-    const times = new Map<number, number>();
-    if (needTimes.size > 0) {
-      for (const header of await source.getHeaders([...needTimes]))
-        times.set(header.number, header.timestamp);
+    const { transfers, logCount } = await source.getTransfers(from, to);
+    // Nodes that send no `blockTimestamp` in logs: the headers of those blocks, in one batch.
+    const untimed = new Set<number>();
+    for (const t of transfers) if (t.time === -1) untimed.add(t.blockNumber);
+    if (untimed.size > 0) {
+      const times = new Map<number, number>();
+      for (const header of await source.getHeaders([...untimed])) times.set(header.number, header.timestamp);
+      for (const t of transfers) {
+        if (t.time !== -1) continue;
+        const time = times.get(t.blockNumber);
+        if (time === undefined) throw new InconsistentChainError(`no timestamp for block ${t.blockNumber}`);
+        t.time = time;
+      }
     }
-    const transfers = decode(logs, times);
-    const tokens = await newTokenMetadata(transfers);
-    return { from, to, transfers, tokens, logCount: logs.length };
+    const [tokens, seeds] = await Promise.all([newTokenMetadata(transfers), seedsFor(transfers)]);
+    return { from, to, transfers, tokens, seeds, logCount };
+  }
+
+  function seedsFor(transfers: TransferRecord[]): Promise<BatchSeeds | undefined> {
+    return seeder === null ? Promise.resolve(undefined) : seeder.seedsFor(transfers);
   }
 
   async function commit(
     range: FetchedRange,
     extra: { toBlockHash: string | null; blocks: EvmBlockHeader[] },
   ): Promise<void> {
+    const head = headSeen;
     await store.applyBatch({
       chain: name,
       fromBlock: range.from,
@@ -220,13 +258,16 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       transfers: range.transfers,
       tokens: range.tokens,
       blocks: extra.blocks.map(({ number, hash, parentHash }) => ({ number, hash, parentHash })),
-      head: headSeen,
-      pruneBlocksBelow: headSeen - chain.finalityDepth,
+      head,
+      pruneBlocksBelow: head - chain.finalityDepth,
+      ...(range.seeds === undefined ? {} : { seeds: range.seeds }),
     });
+    headWritten = Math.max(headWritten, head);
     for (const token of range.tokens) {
       knownTokens.add(token.address);
       metadataInFlight.delete(token.address);
     }
+    seeder?.committed(range.seeds);
     next = range.to + 1;
     tipHash = extra.toBlockHash;
     hasCheckpoint = true;
@@ -360,12 +401,12 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     }
     const times = new Map(headers.map((h) => [h.number, h.timestamp]));
     const transfers = decode(logs, times);
-    const tokens = await newTokenMetadata(transfers);
+    const [tokens, seeds] = await Promise.all([newTokenMetadata(transfers), seedsFor(transfers)]);
     const last = headers[headers.length - 1]!;
     // Grow back after a refusal (which halved the span): a refusal may have been transient.
     followSpan = Math.min(followChunk, followSpan * 2);
     await commit(
-      { from: next, to, transfers, tokens, logCount: logs.length },
+      { from: next, to, transfers, tokens, seeds, logCount: logs.length },
       { toBlockHash: last.hash, blocks: headers },
     );
   }
@@ -427,7 +468,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
 
   async function step(): Promise<'busy' | 'idle'> {
     const head = await source.blockNumber();
-    await noteHead(head);
+    headPolled = head;
+    options.heads?.polled(head);
+    headSeen = Math.max(headSeen, head);
     // Periodic refresh (busy or idle: a chain that never idles must still get it): tokens whose
     // supply was read more than `supplyRefreshBlocks` ago, and any mark a failed read left.
     if (Date.now() - lastPeriodicRefresh > 10_000) {
@@ -436,13 +479,18 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     }
     const finalized = headSeen - chain.finalityDepth;
     if (next <= finalized) {
+      await writeHead();
       await backfill(finalized);
       return 'busy';
     }
     if (next <= head) {
+      // The block's batch records the head too: a write of its own first would only delay the
+      // block on its way to the API. Written here when no batch was (a reorg was handled instead).
       await follow(head);
+      await writeHead();
       return 'busy';
     }
+    await writeHead();
     await checkTip(head);
     return 'idle';
   }
@@ -466,6 +514,28 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       }
       const status = await store.getChainStatus(name);
       headSeen = status?.head ?? 0;
+      headWritten = headSeen;
+      // A chain that starts late seeds each new holder with its balance before the start; once it
+      // has a checkpoint, the store says at which block (or that it is not seeded at all).
+      const seedBlock = checkpoint
+        ? (status?.seedBlock ?? null)
+        : chain.fromBlock > 0
+          ? chain.fromBlock - 1
+          : null;
+      if (status?.holdersPartial === true) {
+        logger.warn(
+          { seedBlock },
+          'holder counts and balances are partial: the node had no state at the block before --from-block',
+        );
+      }
+      seeder = createHolderSeeder({
+        chain: name,
+        source,
+        store,
+        logger,
+        seedBlock,
+        partial: status?.holdersPartial === true,
+      });
       logger.info({ next, finalityDepth: chain.finalityDepth }, 'indexer starting');
       kickSupplyRefresh();
 
@@ -475,7 +545,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
           const state = await step();
           failures = 0;
           await recordError(null);
-          if (state === 'idle') await sleep(chain.pollIntervalMs, signal);
+          if (state === 'idle') {
+            if (options.heads) await options.heads.waitForHead(headPolled, chain.pollIntervalMs, signal);
+            else await sleep(chain.pollIntervalMs, signal);
+          }
         } catch (error) {
           if (signal.aborted) break;
           if (error instanceof FatalIndexerError) {

@@ -1,3 +1,4 @@
+import { createNewHeadsNotifier } from '../chains/evm/new-heads.js';
 import { createEvmSource } from '../chains/evm/source.js';
 import { RpcResponseError } from '../chains/jsonrpc/errors.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
@@ -71,6 +72,14 @@ async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promis
     return;
   }
   const source = createEvmSource({ rpc, logger: options.logger });
+  const heads =
+    chain.wsUrl === undefined
+      ? undefined
+      : createNewHeadsNotifier({
+          url: chain.wsUrl,
+          logger: options.logger.child({ chain: chain.name }),
+          signal: options.signal,
+        });
   const indexer = createEvmIndexer({
     chain,
     source,
@@ -78,9 +87,15 @@ async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promis
     logger: options.logger,
     signal: options.signal,
     ...(options.tty === undefined ? {} : { tty: options.tty }),
+    ...(heads === undefined ? {} : { heads }),
   });
   reportFault = (message) => indexer.reportRetriedFault(message);
-  await indexer.run();
+  try {
+    await indexer.run();
+  } finally {
+    // A chain stopped by a fatal error keeps no socket open (the others go on).
+    heads?.close();
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * `tokenquery verify`: recomputes every token's balances, holder count and transfer count from
- * the stored transfers, compares them with what the store keeps, and compares a sample of
- * balances with `balanceOf` on the node at the indexed block.
+ * the stored transfers (on top of the starting balances of a late start), compares them with what
+ * the store keeps, and compares a sample of balances with `balanceOf` on the node at the indexed
+ * block.
  *
  * The recomputation is independent of the indexer's incremental bookkeeping (balance cache,
  * holder-count deltas, rollbacks): it reads the transfers back oldest first and sums them.
@@ -33,8 +34,14 @@ export interface VerifyReport {
   chain: string;
   /** The checkpoint the comparison is made at (null: nothing indexed). */
   block: number | null;
+  /** The block starting balances were read at, when the index starts late and seeds holders. */
+  seedBlock: number | null;
+  /** True when the node could not answer that block's state: holders are partly unseeded. */
+  holdersPartial: boolean;
   tokens: number;
   transfers: number;
+  /** Starting balances added before the transfers. */
+  seeds: number;
   balances: number;
   nodeChecks: number;
   differences: VerifyDifference[];
@@ -47,11 +54,15 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
   const { store, chain, source, logger } = options;
   const sample = options.sample ?? 20;
   const checkpoint = await store.getCheckpoint(chain);
+  const status = await store.getChainStatus(chain);
   const report: VerifyReport = {
     chain,
     block: checkpoint?.block ?? null,
+    seedBlock: status?.seedBlock ?? null,
+    holdersPartial: status?.holdersPartial === true,
     tokens: 0,
     transfers: 0,
+    seeds: 0,
     balances: 0,
     nodeChecks: 0,
     differences: [],
@@ -62,6 +73,17 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     if (options.signal?.aborted) break;
     report.tokens++;
     const recomputed = new Map<string, bigint>();
+    // A late start's holders begin at their seeded balance, not at zero.
+    let afterSeed: string | null = null;
+    for (;;) {
+      const page = await store.scanSeedBalances(chain, token.address, afterSeed, PAGE);
+      if (page.length === 0) break;
+      for (const seed of page) {
+        report.seeds++;
+        if (seed.amount !== 0n) recomputed.set(seed.holder, seed.amount);
+      }
+      afterSeed = page[page.length - 1]!.holder;
+    }
     let transfers = 0;
     let after: { blockNumber: number; logIndex: number } | null = null;
     for (;;) {

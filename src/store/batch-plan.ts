@@ -5,7 +5,7 @@
  */
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { TokenqueryError } from '../internal/errors.js';
-import type { IndexBatch, NeoBatchPart, TransferRecord } from './types.js';
+import type { IndexBatch, NeoBatchPart, SeedBalance, TransferRecord } from './types.js';
 
 /**
  * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
@@ -48,6 +48,65 @@ export function checkBatchStart(batch: IndexBatch, indexedBlock: number | null |
       `batch for ${chain} ends (${batch.toBlock}) before it starts (${batch.fromBlock})`,
     );
   }
+}
+
+/** What the store keeps of a chain's seeding (see `BatchSeeds`). */
+export interface StoredSeeding {
+  /** The checkpoint; null before the first batch. */
+  indexedBlock: number | null;
+  /** The recorded seed block; null when none is. */
+  seedBlock: number | null;
+}
+
+/**
+ * Checks the batch's seeds against what the store keeps, and returns its starting balances with
+ * each (token, holder) pair once (the first one wins). Each names a token of `work` (the batch's
+ * transfers) and a holder that can hold: a seed is only ever read for a holder a transfer names.
+ * Call it under the backend's write lock, after {@link checkBatchStart}.
+ */
+export function checkSeeds(
+  batch: IndexBatch,
+  stored: StoredSeeding,
+  work: ReadonlyMap<string, TokenWork>,
+): SeedBalance[] {
+  const seeds = batch.seeds;
+  if (seeds === undefined) return [];
+  const { chain } = batch;
+  if (stored.indexedBlock === null) {
+    if (seeds.block !== batch.fromBlock - 1) {
+      throw new TokenqueryError(
+        `the first batch for ${chain} starts at block ${batch.fromBlock} but seeds balances at block ${seeds.block}`,
+        { details: `expected seed block ${batch.fromBlock - 1}` },
+      );
+    }
+  } else if (stored.seedBlock !== seeds.block) {
+    throw new TokenqueryError(
+      stored.seedBlock === null
+        ? `batch for ${chain} seeds balances, but the chain was indexed without seeding`
+        : `batch for ${chain} seeds balances at block ${seeds.block}, but the chain seeds at block ${stored.seedBlock}`,
+    );
+  }
+  const unique = new Map<string, SeedBalance>();
+  for (const seed of seeds.balances) {
+    if (!work.has(seed.token)) {
+      throw new TokenqueryError(
+        `batch for ${chain} seeds token ${seed.token}, which none of its transfers moves`,
+      );
+    }
+    if (NON_HOLDERS.has(seed.holder)) {
+      throw new TokenqueryError(
+        `batch for ${chain} seeds ${JSON.stringify(seed.holder)}, which is never a holder`,
+      );
+    }
+    if (seed.amount < 0n) {
+      throw new TokenqueryError(
+        `batch for ${chain} seeds a negative balance (${seed.amount}) for ${seed.holder}`,
+      );
+    }
+    const key = `${seed.token}:${seed.holder}`;
+    if (!unique.has(key)) unique.set(key, seed);
+  }
+  return [...unique.values()];
 }
 
 /**

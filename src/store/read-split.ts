@@ -21,6 +21,7 @@ export function splitReads(primary: Store, replica: Store): Store {
       primary.tokensNeedingSupply(chain, staleBefore, limit),
     updateSupplies: (chain, updates) => primary.updateSupplies(chain, updates),
     setChainStatus: (chain, status) => primary.setChainStatus(chain, status),
+    seededHolders: (chain, pairs) => primary.seededHolders(chain, pairs),
     createApiKey: (key) => primary.createApiKey(key),
     listApiKeys: () => primary.listApiKeys(),
     revokeApiKey: (idOrHash, at) => primary.revokeApiKey(idOrHash, at),
@@ -36,6 +37,8 @@ export function splitReads(primary: Store, replica: Store): Store {
     scanTransfers: (chain, token, after, limit) => replica.scanTransfers(chain, token, after, limit),
     scanBalances: (chain, token, afterHolder, limit) =>
       replica.scanBalances(chain, token, afterHolder, limit),
+    scanSeedBalances: (chain, token, afterHolder, limit) =>
+      replica.scanSeedBalances(chain, token, afterHolder, limit),
     getNeoOutputs: (chain, refs) => replica.getNeoOutputs(chain, refs),
     getNeoToken: (chain, address) => replica.getNeoToken(chain, address),
     listNeoTokens: (chain, offset, limit) => replica.listNeoTokens(chain, offset, limit),

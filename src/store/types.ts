@@ -96,6 +96,41 @@ export interface IndexBatch {
   pruneBlocksBelow: number;
   /** NEO only: what a NEO range adds beside its NEP-5 `transfers`, committed in the same transaction. */
   neo?: NeoBatchPart;
+  /** EVM chains indexed from a late start block: the starting balances of holders seen first in this batch. */
+  seeds?: BatchSeeds;
+}
+
+/**
+ * Starting balances for a chain whose index starts after its tokens' first transfers (a late
+ * `--from-block`): each holder of a token that already existed is seeded, once, with its
+ * `balanceOf` at the block before the start, so its balance and the token's holder count are
+ * exact from then on. Seeds describe the state before the index, so a rollback never undoes them.
+ */
+export interface BatchSeeds {
+  /**
+   * The block the balances were read at: the chain's start block − 1. The first batch of the
+   * chain records it; every later batch with seeds must name the same block.
+   */
+  block: number;
+  /**
+   * `balanceOf(holder)` at `block` (0n for a holder without a balance or a call that reverts),
+   * for holders named by this batch's transfers; never the zero address. A (token, holder) pair
+   * already seeded is ignored, so a seed read twice never counts twice. A new pair's amount is
+   * added to the holder's balance before the batch's transfers.
+   */
+  balances: SeedBalance[];
+  /**
+   * The node could not answer the state at `block`: holders are no longer seeded, and the chain's
+   * holder counts and balances are marked partial for good (`ChainStatus.holdersPartial`).
+   */
+  partial: boolean;
+}
+
+/** One starting balance (see {@link BatchSeeds}). */
+export interface SeedBalance {
+  token: string;
+  holder: string;
+  amount: bigint;
 }
 
 // ---- NEO (Legacy 2.x) ----
@@ -228,6 +263,13 @@ export interface ChainStatus {
    * backend that elects writers): the elected writer, or a standby waiting to take over.
    */
   role?: WriterRole;
+  /** The block starting balances are read at (see {@link BatchSeeds}); absent when the chain is not seeded. */
+  seedBlock?: number;
+  /**
+   * True once the node could not answer the state at `seedBlock`: holders seen since then have no
+   * starting balance, so holder counts and balances are partial. Absent otherwise.
+   */
+  holdersPartial?: boolean;
 }
 
 /** What the dashboard and `/metrics` show of a chain beyond its {@link ChainStatus}. */
@@ -323,19 +365,28 @@ export interface Store {
 
   // ---- indexer (single writer per chain) ----
   getCheckpoint(chain: string): Promise<Checkpoint | null>;
-  /** Applies a batch atomically: transfers, balances, holder/transfer counts, new tokens, block refs, checkpoint. */
+  /**
+   * Applies a batch atomically: transfers, starting balances (`seeds`), balances, holder/transfer
+   * counts, new tokens, block refs, checkpoint.
+   */
   applyBatch(batch: IndexBatch): Promise<void>;
   /** Stored block refs with `from <= number <= to`, ascending. */
   getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]>;
   /**
    * Undoes every block above `toBlock` exactly (transfers, balances, counts; tokens left with
-   * no transfers disappear), and sets the checkpoint to `toBlock` with `toBlockHash`, atomically.
+   * no transfers disappear, with their starting balances; other starting balances stay), and
+   * sets the checkpoint to `toBlock` with `toBlockHash`, atomically.
    */
   rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult>;
   /** Tokens whose supply must be read again: new, touched by a mint/burn/burn-address transfer, or refreshed before `staleBefore`. */
   tokensNeedingSupply(chain: string, staleBefore: number, limit: number): Promise<string[]>;
   /** Records supplies read from the node and clears their refresh flag. */
   updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void>;
+  /**
+   * For each (token, holder) pair, whether its starting balance is recorded (see {@link BatchSeeds});
+   * false for a token the store does not know.
+   */
+  seededHolders(chain: string, pairs: readonly { token: string; holder: string }[]): Promise<boolean[]>;
   /** Records the node head and the last error (null clears it) outside any batch. */
   setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void>;
 
@@ -371,6 +422,16 @@ export interface Store {
     afterHolder: string | null,
     limit: number,
   ): Promise<{ holder: string; amount: bigint }[]>;
+  /**
+   * Starting balances recorded for one token (see {@link BatchSeeds}), zero ones included, in the
+   * backend's key order, strictly after the holder `afterHolder` when given.
+   */
+  scanSeedBalances(
+    chain: string,
+    token: string,
+    afterHolder: string | null,
+    limit: number,
+  ): Promise<SeedBalance[]>;
   /**
    * Optional, synchronous (it sits on every request's path): a number that changes whenever
    * anything the read methods above answer may have changed, through this handle or any other

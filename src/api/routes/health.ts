@@ -19,6 +19,11 @@ export interface ChainProgress {
   writer?: { id: string; epoch: number; since: number };
   /** `start` on PostgreSQL: whether this process's own indexer is the chain's writer or a standby. */
   role?: 'writer' | 'standby';
+  /**
+   * Present (true) when the index starts late and the node could not answer the state before the
+   * start: holders seen since have no starting balance, so holder counts and balances are partial.
+   */
+  holdersPartial?: true;
 }
 
 export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: readonly string[]): void {
@@ -50,6 +55,7 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
         out[chain] = { head, indexed, lag: Math.max(0, head - indexed), lastError: s?.lastError ?? null };
         if (s?.writer !== undefined) out[chain].writer = s.writer;
         if (s?.role !== undefined) out[chain].role = s.role;
+        if (s?.holdersPartial === true) out[chain].holdersPartial = true;
       }
       return reply
         .code(200)

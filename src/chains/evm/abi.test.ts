@@ -3,9 +3,11 @@ import { describe, test } from 'node:test';
 import {
   calldata,
   decodeAbiStringOrBytes32,
+  decodeAggregate3,
   decodeDecimals,
   decodeTransferLog,
   decodeUint,
+  encodeAggregate3,
   TRANSFER_TOPIC,
 } from './abi.js';
 import type { EvmLog } from './types.js';
@@ -143,5 +145,47 @@ describe('calldata', () => {
       `0x70a08231${'0'.repeat(24)}000000000000000000000000000000000000dead`,
     );
     assert.throws(() => calldata.balanceOf('0x1234'), TypeError);
+  });
+});
+
+describe('Multicall3 aggregate3', () => {
+  const word = (n: number | bigint) => n.toString(16).padStart(64, '0');
+  const token = '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48';
+  const holder = '0x1b63142628311395ceafeea5667e7c9026c862ca';
+
+  test('calldata: selector, array offset and length, tuple offsets, then each (address, true, bytes)', () => {
+    const data = calldata.balanceOf(holder);
+    const tuple = `${word(BigInt(token))}${word(1)}${word(96)}${word(36)}${data.slice(2).padEnd(128, '0')}`;
+    assert.equal(
+      encodeAggregate3([
+        { target: token, data },
+        { target: token, data },
+      ]),
+      `0x82ad56cb${word(32)}${word(2)}${word(64)}${word(64 + tuple.length / 2)}${tuple}${tuple}`,
+    );
+  });
+
+  // (true, 32 bytes), (false, no bytes), as Multicall3 returns them.
+  const answer =
+    `0x${word(32)}${word(2)}${word(64)}${word(64 + 128)}` +
+    `${word(1)}${word(64)}${word(32)}${word(42)}` +
+    `${word(0)}${word(64)}${word(0)}`;
+
+  test('results: success and return data of each call, in order', () => {
+    assert.deepEqual(decodeAggregate3(answer, 2), [
+      { success: true, data: `0x${word(42)}` },
+      { success: false, data: '0x' },
+    ]);
+  });
+
+  test('an answer that is not one of `count` well-formed results is null', () => {
+    assert.equal(decodeAggregate3(answer, 3), null);
+    assert.equal(decodeAggregate3(answer.slice(0, -64), 2), null);
+    assert.equal(decodeAggregate3('0x', 2), null);
+    assert.equal(
+      decodeAggregate3(`0x${word(32)}${word(1)}${word(32)}${word(2)}${word(64)}${word(0)}`, 1),
+      null,
+    );
+    assert.equal(decodeAggregate3(`0x${'ff'.repeat(32)}`, 1), null);
   });
 });

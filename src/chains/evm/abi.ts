@@ -118,6 +118,75 @@ export const calldata = {
   balanceOf: (owner: string): string => SELECTORS.balanceOf + encodeAddressWord(owner),
 };
 
+/**
+ * Multicall3 (github.com/mds1/multicall3): deployed at this address on most EVM chains, through
+ * a keyless transaction, so the address is the same everywhere it exists.
+ */
+export const MULTICALL3_ADDRESS = '0xca11bde05977b3631167028862be2a173976ca11';
+
+/** `aggregate3((address,bool,bytes)[])`. */
+const AGGREGATE3_SELECTOR = '0x82ad56cb';
+
+const word = (n: number): string => n.toString(16).padStart(64, '0');
+
+/**
+ * Calldata of Multicall3's `aggregate3` with `allowFailure` set on every call: a call that
+ * reverts answers `success = false` instead of reverting the whole batch.
+ */
+export function encodeAggregate3(calls: readonly { target: string; data: string }[]): string {
+  const tuples = calls.map(({ target, data }) => {
+    const body = data.slice(2);
+    if (!HEX_BODY.test(body)) throw new TypeError(`not hex calldata: ${data}`);
+    const length = body.length / 2;
+    // (address, bool, offset of the bytes from the tuple's start: three head words), then the bytes.
+    return `${encodeAddressWord(target)}${word(1)}${word(96)}${word(length)}${body.padEnd(Math.ceil(length / 32) * 64, '0')}`;
+  });
+  // The array: its length, the offset of each tuple (from the end of the length word), the tuples.
+  let offset = calls.length * 32;
+  const offsets = tuples.map((tuple) => {
+    const at = offset;
+    offset += tuple.length / 2;
+    return word(at);
+  });
+  return `${AGGREGATE3_SELECTOR}${word(32)}${word(calls.length)}${offsets.join('')}${tuples.join('')}`;
+}
+
+/**
+ * Decodes the `(bool success, bytes returnData)[]` answer of `aggregate3`, or null when it is
+ * not a well-formed answer of `count` results (a contract at the address that is not Multicall3).
+ */
+export function decodeAggregate3(hex: string, count: number): { success: boolean; data: string }[] | null {
+  const bytes = hexToBytes(hex);
+  if (bytes === null) return null;
+  const readWord = (at: number): number | null => {
+    if (at < 0 || at + 32 > bytes.length) return null;
+    const value = bytesToBigInt(bytes.subarray(at, at + 32));
+    return value > BigInt(bytes.length) ? null : Number(value);
+  };
+  const arrayAt = readWord(0);
+  if (arrayAt === null) return null;
+  const length = readWord(arrayAt);
+  if (length !== count) return null;
+  const elements = arrayAt + 32;
+  const out: { success: boolean; data: string }[] = [];
+  for (let i = 0; i < count; i++) {
+    const relative = readWord(elements + i * 32);
+    if (relative === null) return null;
+    const tuple = elements + relative;
+    const success = readWord(tuple);
+    const dataAt = readWord(tuple + 32);
+    if (success === null || success > 1 || dataAt === null) return null;
+    const dataLength = readWord(tuple + dataAt);
+    const start = tuple + dataAt + 32;
+    if (dataLength === null || start + dataLength > bytes.length) return null;
+    out.push({
+      success: success === 1,
+      data: `0x${Buffer.from(bytes.subarray(start, start + dataLength)).toString('hex')}`,
+    });
+  }
+  return out;
+}
+
 /** `0x` hex quantity of a non-negative integer, as JSON-RPC wants block numbers. */
 export function toQuantity(value: number | bigint): string {
   return `0x${value.toString(16)}`;

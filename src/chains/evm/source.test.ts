@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { silentLogger } from '../../internal/logger.js';
 import type { TransferRecord } from '../../store/types.js';
-import { InvalidRpcResponseError, RangeTooLargeError } from '../jsonrpc/errors.js';
+import { InvalidRpcResponseError, RangeTooLargeError, StateUnavailableError } from '../jsonrpc/errors.js';
 import { createRpcClient } from '../jsonrpc/rpc-client.js';
 import { calldata, decodeTransferLog } from './abi.js';
 import { createEvmSource } from './source.js';
@@ -516,6 +516,42 @@ describe('evm source: supplies', () => {
         cap: null,
         burnedBalance: 0n,
       });
+    });
+  });
+});
+
+describe('evm source: balances at an old block (starting balances of a late start)', () => {
+  const token = '0x86fa049857e0209aa7d9e616f7eb3b3b78ecfdb0';
+  const holder = '0x1111111111111111111111111111111111111111';
+  const word = (n: bigint) => `0x${n.toString(16).padStart(64, '0')}`;
+  const calls = [{ to: token, data: calldata.balanceOf(holder), result: word(42n) }];
+
+  test('a balance reads as its value, a call that reverts as null', async () => {
+    await withSource({ calls, head: 100 }, async (source) => {
+      const other = '0x2222222222222222222222222222222222222222';
+      assert.deepEqual(
+        await source.readBalancesAt(
+          [
+            { token, holder },
+            { token, holder: other },
+          ],
+          60,
+          { multicall: false },
+        ),
+        [42n, null],
+      );
+    });
+  });
+
+  test('a node that dropped the state ("missing trie node") fails with StateUnavailableError after its attempts', async () => {
+    await withSource({ calls, head: 100, limits: { oldestStateBlock: 50 } }, async (source, node) => {
+      await assert.rejects(
+        source.readBalancesAt([{ token, holder }], 10, { multicall: false }),
+        (e: unknown) => e instanceof StateUnavailableError,
+      );
+      assert.equal(node.calls.get('eth_call'), 2);
+      // The same node answers where it keeps state.
+      assert.deepEqual(await source.readBalancesAt([{ token, holder }], 50, { multicall: false }), [42n]);
     });
   });
 });

@@ -1,22 +1,33 @@
 import type { Logger } from '../../internal/logger.js';
-import type { TokenMetadata } from '../../store/types.js';
-import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from '../jsonrpc/errors.js';
+import type { TokenMetadata, TransferRecord } from '../../store/types.js';
+import {
+  InvalidRpcResponseError,
+  RangeTooLargeError,
+  RpcResponseError,
+  StateUnavailableError,
+} from '../jsonrpc/errors.js';
 import { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
 import {
   classifyRpcError,
   type RpcBatchCall,
   type RpcBatchItem,
   type RpcClient,
+  ScannedAnswer,
 } from '../jsonrpc/rpc-client.js';
 import {
   calldata,
   decodeAbiStringOrBytes32,
+  decodeAggregate3,
   decodeDecimals,
+  decodeTransferLog,
   decodeUint,
+  encodeAggregate3,
+  MULTICALL3_ADDRESS,
   TRANSFER_TOPIC,
   toQuantity,
 } from './abi.js';
-import type { BlockTag, EvmBlockHeader, EvmLog, EvmSource, TokenSupply } from './types.js';
+import { type ScannedTransfers, scanTransferLogs } from './log-scanner.js';
+import type { BlockTag, EvmBlockHeader, EvmLog, EvmSource, HolderRef, TokenSupply } from './types.js';
 
 /** Options of {@link createEvmSource}. */
 export interface EvmSourceOptions {
@@ -70,6 +81,21 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
         { fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC] },
       ]);
       return parseLogs(raw, from, to);
+    });
+  }
+
+  async function getTransfers(from: number, to: number): Promise<ScannedTransfers> {
+    assertBlockNumber(from);
+    assertBlockNumber(to);
+    if (to < from) throw new RangeError(`getTransfers: to (${to}) is below from (${from})`);
+    return retryInvalid('eth_getLogs', async () => {
+      const answer = await rpc.request<unknown>(
+        'eth_getLogs',
+        [{ fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC] }],
+        (text, bytes, id) => scanTransferLogs(text, bytes, id, from, to),
+      );
+      if (answer instanceof ScannedAnswer) return answer.value as ScannedTransfers;
+      return transfersOfLogsAnswer(answer, from, to);
     });
   }
 
@@ -251,16 +277,140 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     });
   }
 
+  async function hasCode(addresses: readonly string[], block: number): Promise<boolean[]> {
+    assertBlockNumber(block);
+    const targets = addresses.map(normalizeAddress);
+    if (targets.length === 0) return [];
+    return retryInvalid('eth_getCode', async () => {
+      const answers = await rpc.batch(
+        targets.map((address) => ({ method: 'eth_getCode', params: [address, toQuantity(block)] })),
+      );
+      return answers.map((answer) => {
+        if ('error' in answer) {
+          const error = atBlockError('eth_getCode', answer.error, block);
+          throw error ?? new RpcResponseError('eth_getCode', answer.error);
+        }
+        if (typeof answer.result !== 'string' || !/^0x(?:[0-9a-fA-F]{2})*$/.test(answer.result)) {
+          throw new InvalidRpcResponseError('eth_getCode result is not hex');
+        }
+        return answer.result.length > 2;
+      });
+    });
+  }
+
+  async function readBalancesAt(
+    pairs: readonly HolderRef[],
+    block: number,
+    options: { multicall: boolean },
+  ): Promise<(bigint | null)[]> {
+    assertBlockNumber(block);
+    const calls = pairs.map((pair) => ({
+      target: normalizeAddress(pair.token),
+      data: calldata.balanceOf(normalizeAddress(pair.holder)),
+    }));
+    if (calls.length === 0) return [];
+    return retryInvalid('balanceOf at block', async () => {
+      const out = new Array<bigint | null>(calls.length).fill(null);
+      let single: number[] = [];
+      if (options.multicall) {
+        const chunks: number[][] = [];
+        for (let start = 0; start < calls.length; start += MULTICALL_CHUNK) {
+          chunks.push(calls.slice(start, start + MULTICALL_CHUNK).map((_, k) => start + k));
+        }
+        // One aggregate3 per request: each carries ~100 kB of calldata, and nodes cap request
+        // bodies (anvil refuses a batch of ten of them, about 2 MB).
+        const answers = new Array<RpcBatchItem>(chunks.length);
+        let nextChunk = 0;
+        const worker = async (): Promise<void> => {
+          while (nextChunk < chunks.length) {
+            const c = nextChunk++;
+            const data = encodeAggregate3(chunks[c]!.map((i) => calls[i]!));
+            [answers[c]] = (await rpc.batch([ethCall(MULTICALL3_ADDRESS, data, block)])) as [RpcBatchItem];
+          }
+        };
+        await Promise.all(Array.from({ length: Math.min(MULTICALL_CONCURRENCY, chunks.length) }, worker));
+        chunks.forEach((chunk, c) => {
+          const answer = answers[c]!;
+          if ('error' in answer) {
+            const error = atBlockError('eth_call', answer.error, block);
+            if (error !== null) throw error;
+          }
+          const results =
+            'error' in answer || typeof answer.result !== 'string'
+              ? null
+              : decodeAggregate3(answer.result, chunk.length);
+          if (results === null) {
+            // The whole call failed (out of gas under a low gas cap, say): ask these one by one.
+            logger.debug({ block, calls: chunk.length }, 'aggregate3 failed; reading balances one by one');
+            single.push(...chunk);
+            return;
+          }
+          results.forEach((result, k) => {
+            out[chunk[k]!] = result.success ? decodeUint(result.data) : null;
+          });
+        });
+      } else {
+        single = calls.map((_, i) => i);
+      }
+      if (single.length > 0) {
+        const answers = await rpc.batch(single.map((i) => ethCall(calls[i]!.target, calls[i]!.data, block)));
+        single.forEach((i, k) => {
+          const answer = answers[k]!;
+          if ('error' in answer) {
+            const error = atBlockError('eth_call', answer.error, block);
+            if (error !== null) throw error;
+            return; // reverts: no balance to read
+          }
+          if (typeof answer.result !== 'string')
+            throw new InvalidRpcResponseError('eth_call result is not a string');
+          out[i] = decodeUint(answer.result);
+        });
+      }
+      return out;
+    });
+  }
+
   return {
     chainId,
     blockNumber,
     getTransferLogs,
+    getTransfers,
     getTransferLogsOfBlocks,
     getHeaders,
     readTokenMetadata,
     readSupplies,
     readBalances,
+    hasCode,
+    readBalancesAt,
   };
+}
+
+/** Calls per `aggregate3`: 500 `balanceOf` take about 3.5M gas, far below the usual `eth_call` gas caps. */
+const MULTICALL_CHUNK = 500;
+/** `aggregate3` requests in flight at once. */
+const MULTICALL_CONCURRENCY = 4;
+
+/**
+ * What an error answered for a read at an old `block` means: the node has not got the block yet
+ * (retry), has no state there any more (StateUnavailableError), a transient fault (retry); null
+ * for anything else (a revert, for example), which the caller decides about.
+ */
+function atBlockError(
+  method: string,
+  error: { code: number; message: string },
+  block: number,
+): InvalidRpcResponseError | null {
+  const kind = classifyRpcError(error);
+  if (kind === 'transient') return new InvalidRpcResponseError(`${method} at ${block}: ${error.message}`);
+  if (kind !== 'missing-state') return null;
+  const range = BLOCK_OUT_OF_RANGE.exec(error.message);
+  if (
+    (range !== null && Number(range[2]) > Number(range[1])) ||
+    /beyond (the )?current head/i.test(error.message)
+  ) {
+    return new InvalidRpcResponseError(`${method} at ${block}: the node has not got this block yet`);
+  }
+  return new StateUnavailableError(`${method} at ${block}: the node has no state there (${error.message})`);
 }
 
 function ethCall(to: string, data: string, tag: BlockTag): RpcBatchCall {
@@ -269,10 +419,16 @@ function ethCall(to: string, data: string, tag: BlockTag): RpcBatchCall {
 
 /** The node does not know the block at all (as opposed to knowing it but having pruned its state). */
 const LACKS_BLOCK =
-  /header not found|unknown block|block not found|BlockOutOfRange|block height is \d+ but requested|beyond (the )?current head/i;
+  /header not found|unknown block|block not found|BlockOutOfRange|beyond (the )?current head/i;
+
+/** anvil, both when it has not got block R yet and when it keeps no state for R (`--prune-history`). */
+const BLOCK_OUT_OF_RANGE = /block height is (\d+) but requested was (\d+)/i;
 
 function lacksBlock(answer: RpcBatchItem): boolean {
-  return 'error' in answer && LACKS_BLOCK.test(answer.error.message);
+  if (!('error' in answer)) return false;
+  const range = BLOCK_OUT_OF_RANGE.exec(answer.error.message);
+  if (range !== null) return Number(range[2]) > Number(range[1]);
+  return LACKS_BLOCK.test(answer.error.message);
 }
 
 function isMissingState(answer: RpcBatchItem): boolean {
@@ -294,6 +450,21 @@ function callResult(answer: RpcBatchItem, tag: BlockTag): string | null {
   }
   if (typeof answer.result !== 'string') throw new InvalidRpcResponseError('eth_call result is not a string');
   return answer.result;
+}
+
+/**
+ * The general path of `getTransfers`, for the answers `scanTransferLogs` leaves to it: the
+ * `result` of an `eth_getLogs` answer, validated and decoded. Exported for the scanner's tests,
+ * which hold the two paths to the same output.
+ */
+export function transfersOfLogsAnswer(result: unknown, from: number, to: number): ScannedTransfers {
+  const logs = parseLogs(result, from, to);
+  const transfers: TransferRecord[] = [];
+  for (const log of logs) {
+    const transfer = decodeTransferLog(log, log.blockTimestamp ?? -1);
+    if (transfer !== null) transfers.push(transfer);
+  }
+  return { transfers, logCount: logs.length };
 }
 
 function parseLogs(raw: unknown, from: number, to: number): EvmLog[] {

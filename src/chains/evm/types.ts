@@ -1,4 +1,5 @@
 import type { TokenMetadata } from '../../store/types.js';
+import type { ScannedTransfers } from './log-scanner.js';
 
 /** A log as returned by `eth_getLogs`, validated and with quantities parsed. */
 export interface EvmLog {
@@ -48,6 +49,12 @@ export interface EvmSource {
   /** Logs with the ERC-20/721 Transfer topic in `[from, to]`, ordered by block then log index. */
   getTransferLogs(from: number, to: number): Promise<EvmLog[]>;
   /**
+   * The fungible ERC-20 transfers of `[from, to]` (what `decodeTransferLog` makes of
+   * `getTransferLogs`), in chain order, with the number of logs read; `time` is -1 where the node
+   * sent no `blockTimestamp`. The backfill's path: most answers are read without `JSON.parse`.
+   */
+  getTransfers(from: number, to: number): Promise<ScannedTransfers>;
+  /**
    * Transfer-topic logs of exactly these blocks, asked by block hash (EIP-234), ordered like
    * `getTransferLogs`. Unlike a range, which a node behind a load balancer answers up to its own
    * head without saying so, a block the node lacks is an error (retried), never an empty list.
@@ -64,4 +71,27 @@ export interface EvmSource {
    * the call reverts. A node without state at that block is an error (no silent fallback).
    */
   readBalances(token: string, holders: readonly string[], blockTag: BlockTag): Promise<(bigint | null)[]>;
+  /**
+   * Whether each address has code at `block` (`eth_getCode`). A node without state at that block
+   * fails with `StateUnavailableError` once its attempts are spent.
+   */
+  hasCode(addresses: readonly string[], block: number): Promise<boolean[]>;
+  /**
+   * `balanceOf(holder)` of each pair at `block`, in the same order; null where the call reverts.
+   * With `multicall`, 500 calls at a time go through Multicall3's `aggregate3` (which must have
+   * code at `block`), and a chunk it cannot run is read call by call; otherwise every call is an
+   * `eth_call` of a JSON-RPC batch. A node without state at that block fails with
+   * `StateUnavailableError` once its attempts are spent.
+   */
+  readBalancesAt(
+    pairs: readonly HolderRef[],
+    block: number,
+    options: { multicall: boolean },
+  ): Promise<(bigint | null)[]>;
+}
+
+/** A holder of a token. */
+export interface HolderRef {
+  token: string;
+  holder: string;
 }

@@ -84,3 +84,13 @@ export class InvalidRpcResponseError extends RpcError {
     super(shortMessage, { ...options, retryable: true });
   }
 }
+
+/**
+ * The node has no state at the block asked for ("missing trie node", "header not found", ...): it
+ * keeps recent state only, like a full node that is not an archive node. Retryable like any
+ * invalid answer (a node behind a load balancer may say so for a moment), but a caller that still
+ * gets it after its attempts should take the state as gone.
+ */
+export class StateUnavailableError extends InvalidRpcResponseError {
+  override name = 'StateUnavailableError';
+}

@@ -50,12 +50,26 @@ export interface RpcErrorObject {
 /** One answer of a batch, in the order of the calls. */
 export type RpcBatchItem = { result: unknown } | { error: RpcErrorObject };
 
+/**
+ * Reads a whole answer straight from its text (for the biggest answers, where `JSON.parse` and the
+ * objects it builds are most of the cost), or returns null to leave the text to `JSON.parse` and
+ * the general path. It is given only HTTP 200 answers, as text and as the bytes received, with the
+ * request's id.
+ */
+export type AnswerScanner = (text: string, bytes: Uint8Array, id: number) => unknown;
+
+/** What `request` resolves with when its {@link AnswerScanner} read the answer. */
+export class ScannedAnswer {
+  constructor(readonly value: unknown) {}
+}
+
 export interface RpcClient {
   /**
    * One JSON-RPC call. Transient faults are retried; a range/size refusal throws
    * `RangeTooLargeError` at once; other JSON-RPC errors throw `RpcResponseError`.
+   * With `scan`, an answer the scanner reads resolves as a {@link ScannedAnswer} instead.
    */
-  request<T = unknown>(method: string, params: unknown[]): Promise<T>;
+  request<T = unknown>(method: string, params: unknown[], scan?: AnswerScanner): Promise<T>;
   /**
    * JSON-RPC batch, split into requests of at most `maxBatchSize`. Answers come back in call
    * order, matched by id. Per-call errors are returned as `{ error }` items, except
@@ -288,10 +302,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     }
   }
 
-  /** One HTTP round trip; returns the parsed JSON body or throws TransientFault/RpcTransportError. */
-  async function post(body: string): Promise<unknown> {
+  /**
+   * One HTTP round trip; returns the parsed JSON body (or what `scan` read of it) or throws
+   * TransientFault/RpcTransportError.
+   */
+  async function post(body: string, scan?: { scanner: AnswerScanner; id: number }): Promise<unknown> {
     let response: Response;
     let text: string;
+    let bytes: Buffer;
     try {
       response = await fetch(endpoint, {
         method: 'POST',
@@ -301,10 +319,15 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
           ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
           : AbortSignal.timeout(timeoutMs),
       });
-      text = bodyText(Buffer.from(await response.arrayBuffer()));
+      bytes = Buffer.from(await response.arrayBuffer());
+      text = bodyText(bytes);
     } catch (error) {
       const reason = describeFetchError(error, timeoutMs);
       throw new TransientFault(reason, { failure: reason.startsWith('timed out') ? 'timeout' : 'network' });
+    }
+    if (scan !== undefined && response.status === 200) {
+      const value = scan.scanner(text, bytes, scan.id);
+      if (value !== null) return new ScannedAnswer(value);
     }
     const parsed = tryParseJson(text);
     const status = response.status;
@@ -328,12 +351,14 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
     return parsed;
   }
 
-  async function request<T = unknown>(method: string, params: unknown[]): Promise<T> {
+  async function request<T = unknown>(method: string, params: unknown[], scan?: AnswerScanner): Promise<T> {
     return withRetries(
       method,
       async () => {
         const id = nextId++;
-        const answer = await post(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+        const body = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+        const answer = await post(body, scan === undefined ? undefined : { scanner: scan, id });
+        if (answer instanceof ScannedAnswer) return answer as T;
         if (!isRecord(answer)) throw new TransientFault('answer is not a JSON-RPC response object');
         if (answer.error !== undefined && answer.error !== null) {
           const error = parseErrorObject(answer.error);

@@ -164,6 +164,24 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN allow_ips text;
     `,
   },
+  {
+    // Starting balances of a late start (types.ts, BatchSeeds): one row per (token, holder) pair
+    // seeded, zero amounts included, so that a holder is seeded once even after its balance row
+    // went away at zero. `chains.seed_block` is the block they are read at (NULL: not seeded);
+    // `holders_partial` is set for good when the node could not answer that block's state.
+    name: '0006_seed_balances',
+    sql: `
+      CREATE TABLE seed_balances (
+        token_id integer NOT NULL,
+        holder bytea NOT NULL,
+        amount numeric(78, 0) NOT NULL,
+        CONSTRAINT seed_balances_pkey PRIMARY KEY (token_id, holder)
+      );
+      ALTER TABLE chains
+        ADD COLUMN seed_block bigint,
+        ADD COLUMN holders_partial boolean NOT NULL DEFAULT false;
+    `,
+  },
 ];
 
 /** Highest applied version, or 0 when the migrations table does not exist yet. */

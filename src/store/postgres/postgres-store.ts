@@ -2,7 +2,14 @@ import pg from 'pg';
 import { redactUrls, TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
-import { addDelta, checkBatchStart, NON_HOLDERS, planBatch, type TokenWork } from '../batch-plan.js';
+import {
+  addDelta,
+  checkBatchStart,
+  checkSeeds,
+  NON_HOLDERS,
+  planBatch,
+  type TokenWork,
+} from '../batch-plan.js';
 import {
   batchTransferCount,
   decodeRecentTransfers,
@@ -22,6 +29,7 @@ import type {
   NeoTokenPage,
   NeoTokenRecord,
   RollbackResult,
+  SeedBalance,
   Store,
   SupplyUpdate,
   TokenPage,
@@ -223,6 +231,8 @@ interface ChainRow {
   writer_epoch: number;
   writer_id: string | null;
   writer_since: number | null;
+  seed_block: number | null;
+  holders_partial: boolean;
 }
 
 interface TokenRow {
@@ -261,7 +271,7 @@ const TOKEN_COLUMNS =
   'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
 const API_KEY_COLUMNS = 'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
 const CHAIN_COLUMNS =
-  'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since';
+  'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since, seed_block, holders_partial';
 
 function toChainStatus(row: ChainRow): ChainStatus {
   const status: ChainStatus = {
@@ -274,6 +284,8 @@ function toChainStatus(row: ChainRow): ChainStatus {
   if (row.writer_epoch > 0) {
     status.writer = { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 };
   }
+  if (row.seed_block !== null) status.seedBlock = row.seed_block;
+  if (row.holders_partial) status.holdersPartial = true;
   return status;
 }
 
@@ -319,7 +331,7 @@ function storableMessage(message: string | null): string | null {
  */
 const SQL = {
   lockChain: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
-  chainForWrite: 'SELECT indexed_block, journal_floor, writer_epoch FROM chains WHERE chain = $1',
+  chainForWrite: 'SELECT indexed_block, journal_floor, writer_epoch, seed_block FROM chains WHERE chain = $1',
   getChain: `SELECT ${CHAIN_COLUMNS} FROM chains WHERE chain = $1`,
   listChains: `SELECT ${CHAIN_COLUMNS} FROM chains ORDER BY chain`,
   chainActivity: 'SELECT transfer_count, recent_transfers FROM chains WHERE chain = $1',
@@ -356,9 +368,11 @@ const SQL = {
     WITH pruned_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number < $7),
     pruned_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number < $7)
     INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor,
-      transfer_count, recent_transfers)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      transfer_count, recent_transfers, seed_block, holders_partial)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
     ON CONFLICT (chain) DO UPDATE SET
+      seed_block = coalesce(chains.seed_block, excluded.seed_block),
+      holders_partial = chains.holders_partial OR excluded.holders_partial,
       indexed_block = excluded.indexed_block,
       indexed_hash = excluded.indexed_hash,
       head = excluded.head,
@@ -387,6 +401,16 @@ const SQL = {
     INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value)
     SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
       $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])`,
+  // Answers the rows actually inserted: a pair seeded before is left alone and not answered.
+  insertSeeds: `
+    INSERT INTO seed_balances (token_id, holder, amount)
+    SELECT * FROM unnest($1::integer[], $2::bytea[], $3::numeric[])
+    ON CONFLICT DO NOTHING
+    RETURNING token_id, holder`,
+  seededHolders: `
+    SELECT u.ord FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS u(address, holder, ord)
+    JOIN tokens AS t ON t.chain = $1 AND t.address = u.address
+    JOIN seed_balances AS s ON s.token_id = t.id AND s.holder = u.holder`,
   insertJournal: `
     INSERT INTO recent_block_tokens (chain, block_number, token_id)
     SELECT $1, * FROM unnest($2::bigint[], $3::integer[])
@@ -441,7 +465,8 @@ const SQL = {
     RETURNING token_id, from_addr, to_addr, value`,
   tokensById: 'SELECT id, address, first_block FROM tokens WHERE id = ANY($1::integer[])',
   dropTokens: `
-    WITH gone AS (DELETE FROM balances WHERE token_id = ANY($1::integer[]))
+    WITH gone AS (DELETE FROM balances WHERE token_id = ANY($1::integer[])),
+    gone_seeds AS (DELETE FROM seed_balances WHERE token_id = ANY($1::integer[]))
     DELETE FROM tokens WHERE id = ANY($1::integer[])`,
 
   dirtyTokens:
@@ -491,6 +516,11 @@ const SQL = {
     ORDER BY block_number, log_index LIMIT $5`,
   scanBalances: `
     SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND ($3::bytea IS NULL OR holder > $3::bytea)
+    ORDER BY holder LIMIT $4`,
+  scanSeeds: `
+    SELECT holder, amount FROM seed_balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
       AND ($3::bytea IS NULL OR holder > $3::bytea)
     ORDER BY holder LIMIT $4`,
@@ -590,13 +620,14 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
   async function lockChain(
     client: pg.PoolClient,
     chain: string,
-  ): Promise<{ indexed_block: number | null; journal_floor: number } | undefined> {
+  ): Promise<{ indexed_block: number | null; journal_floor: number; seed_block: number | null } | undefined> {
     await run(client, 'lockChain', [WRITE_LOCK_CLASS, chain]);
-    const result = await run<{ indexed_block: number | null; journal_floor: number; writer_epoch: number }>(
-      client,
-      'chainForWrite',
-      [chain],
-    );
+    const result = await run<{
+      indexed_block: number | null;
+      journal_floor: number;
+      writer_epoch: number;
+      seed_block: number | null;
+    }>(client, 'chainForWrite', [chain]);
     const row = result.rows[0];
     const fence = fences.get(client);
     if (fence !== undefined) {
@@ -681,8 +712,14 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
   async function applyBatchIn(client: pg.PoolClient, batch: IndexBatch): Promise<void> {
     const { chain } = batch;
     // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
-    checkBatchStart(batch, (await lockChain(client, chain))?.indexed_block);
+    const stored = await lockChain(client, chain);
+    checkBatchStart(batch, stored?.indexed_block);
     const work = planBatch(batch);
+    const seeds = checkSeeds(
+      batch,
+      { indexedBlock: stored?.indexed_block ?? null, seedBlock: stored?.seed_block ?? null },
+      work,
+    );
 
     // Addresses repeat across transfers and balance keys: encode each once per batch.
     const encodedCache = new Map<string, string>();
@@ -729,6 +766,8 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
         newTokens = fresh.length;
       }
     }
+
+    if (seeds.length > 0) await addSeeds(client, seeds, ids, work, encode);
 
     const journalFrom = batch.pruneBlocksBelow;
     // Every transfer of the work: the batch's own and, on NEO, its asset transfers.
@@ -829,7 +868,41 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
       batch.pruneBlocksBelow,
       batchTransferCount(batch),
       encodeRecentTransfers(batch, storedRecent),
+      batch.seeds?.block ?? null,
+      batch.seeds?.partial === true,
     ]);
+  }
+
+  /**
+   * Records the batch's starting balances and adds those of pairs not seeded before to the
+   * holders' balance changes, so `applyChanges` applies them with the transfers.
+   */
+  async function addSeeds(
+    client: pg.PoolClient,
+    seeds: SeedBalance[],
+    ids: ReadonlyMap<string, number>,
+    work: Map<string, TokenWork>,
+    encode: (address: string) => string,
+  ): Promise<void> {
+    const byId = new Map<number, TokenWork>();
+    const amounts = new Map<string, bigint>();
+    const tokenIds: number[] = [];
+    for (const seed of seeds) {
+      const id = ids.get(encode(seed.token))!;
+      tokenIds.push(id);
+      byId.set(id, work.get(seed.token)!);
+      amounts.set(`${id}:${seed.holder}`, seed.amount);
+    }
+    const inserted = await run<{ token_id: number; holder: string }>(client, 'insertSeeds', [
+      int4Array(tokenIds),
+      byteaArray(seeds.map((seed) => encode(seed.holder))),
+      numericArray(seeds.map((seed) => seed.amount)),
+    ]);
+    for (const row of inserted.rows) {
+      const holder = decodeHex(row.holder);
+      const amount = amounts.get(`${row.token_id}:${holder}`)!;
+      if (amount !== 0n) addDelta(byId.get(row.token_id)!.deltas, holder, amount);
+    }
   }
 
   async function rollbackIn(
@@ -1104,6 +1177,32 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
         limit,
       ]);
       return result.rows.map((row) => ({ holder: decodeHex(row.holder), amount: decodeAmount(row.amount) }));
+    },
+
+    async scanSeedBalances(chain, token, afterHolder, limit): Promise<SeedBalance[]> {
+      const result = await run<{ holder: string; amount: string }>(pool, 'scanSeeds', [
+        chain,
+        encodeHex(token),
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      ]);
+      return result.rows.map((row) => ({
+        token,
+        holder: decodeHex(row.holder),
+        amount: decodeAmount(row.amount),
+      }));
+    },
+
+    async seededHolders(chain, pairs): Promise<boolean[]> {
+      const out = new Array<boolean>(pairs.length).fill(false);
+      if (pairs.length === 0) return out;
+      const result = await run<{ ord: number }>(pool, 'seededHolders', [
+        chain,
+        byteaArray(pairs.map((p) => encodeHexDigits(p.token))),
+        byteaArray(pairs.map((p) => encodeHexDigits(p.holder))),
+      ]);
+      for (const row of result.rows) out[row.ord - 1] = true;
+      return out;
     },
 
     async listTokens(chain: string, offset: number, limit: number): Promise<TokenPage> {

@@ -68,6 +68,17 @@ export function encodeNullableAmount(value: bigint | null): bigint | Buffer | st
 /** The SQL of one column written from the two parameters of {@link pushHexParams} or {@link pushAmountParams}. */
 export const UNHEX_OR_VALUE = 'coalesce(unhex(?), ?)';
 
+/** True when {@link encodeHex} stores `value` as a BLOB (`0x` + lower-case, even-length hex). */
+export function isLowerHex(value: string): boolean {
+  return LOWER_HEX.test(value);
+}
+
+/** Even-length hex digits of a non-negative amount, without `0x`: `unhex()` of it is {@link encodeAmount}'s BLOB. */
+export function amountHexDigits(value: bigint): string {
+  const hex = value.toString(16);
+  return hex.length % 2 === 0 ? hex : `0${hex}`;
+}
+
 /** Pushes the two parameters of {@link UNHEX_OR_VALUE} that store `value` exactly as {@link encodeHex} would. */
 export function pushHexParams(params: unknown[], value: string): void {
   if (LOWER_HEX.test(value)) params.push(value.slice(2), null);
@@ -78,8 +89,5 @@ export function pushHexParams(params: unknown[], value: string): void {
 export function pushAmountParams(params: unknown[], value: bigint): void {
   if (value <= 9007199254740991n && value >= -9007199254740991n) params.push(null, value);
   else if (value < 0n) params.push(null, value.toString());
-  else {
-    const hex = value.toString(16);
-    params.push(hex.length % 2 === 0 ? hex : `0${hex}`, null);
-  }
+  else params.push(amountHexDigits(value), null);
 }

@@ -174,6 +174,23 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE api_keys ADD COLUMN allow_ips TEXT;
     `,
   },
+  {
+    // Starting balances of a late start (types.ts, BatchSeeds): one row per (token, holder) pair
+    // seeded, zero amounts included, so that a holder is seeded once even after its balance row
+    // went away at zero. `chains.seed_block` is the block they are read at (NULL: not seeded);
+    // `holders_partial` is set for good when the node could not answer that block's state.
+    name: '0005_seed_balances',
+    sql: `
+      CREATE TABLE seed_balances (
+        token_id INTEGER NOT NULL,
+        holder BLOB NOT NULL,
+        amount BLOB NOT NULL,
+        PRIMARY KEY (token_id, holder)
+      ) WITHOUT ROWID;
+      ALTER TABLE chains ADD COLUMN seed_block INTEGER;
+      ALTER TABLE chains ADD COLUMN holders_partial INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

@@ -5,7 +5,14 @@ import Database from 'better-sqlite3';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
-import { addDelta, checkBatchStart, NON_HOLDERS, planBatch } from '../batch-plan.js';
+import {
+  addDelta,
+  checkBatchStart,
+  checkSeeds,
+  NON_HOLDERS,
+  planBatch,
+  type TokenWork,
+} from '../batch-plan.js';
 import { batchTransferCount, decodeRecentTransfers, encodeRecentTransfers } from '../chain-activity.js';
 import type {
   ApiKeyLimits,
@@ -20,6 +27,7 @@ import type {
   NeoTokenPage,
   NeoTokenRecord,
   RollbackResult,
+  SeedBalance,
   Store,
   SupplyUpdate,
   TokenPage,
@@ -27,11 +35,13 @@ import type {
   TransferRecord,
 } from '../types.js';
 import {
+  amountHexDigits,
   decodeAmount,
   decodeHex,
   decodeNullableAmount,
   encodeHex,
   encodeNullableAmount,
+  isLowerHex,
   pushAmountParams,
   pushHexParams,
   type SqlValue,
@@ -100,6 +110,8 @@ interface ChainRow {
   journal_floor: number;
   transfer_count: number;
   recent_transfers: string | null;
+  seed_block: number | null;
+  holders_partial: number;
 }
 
 interface ApiKeyRow extends ApiKeyLimitColumns {
@@ -111,13 +123,16 @@ interface ApiKeyRow extends ApiKeyLimitColumns {
 }
 
 function toChainStatus(row: ChainRow): ChainStatus {
-  return {
+  const status: ChainStatus = {
     chain: row.chain,
     head: row.head,
     indexed: row.indexed_block,
     lastError: row.last_error,
     updatedAt: row.updated_at,
   };
+  if (row.seed_block !== null) status.seedBlock = row.seed_block;
+  if (row.holders_partial !== 0) status.holdersPartial = true;
+  return status;
 }
 
 /**
@@ -253,9 +268,11 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
     afterBatch: db.prepare(`
       INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor,
-        transfer_count, recent_transfers)
-      VALUES (@chain, @block, @hash, @head, @now, @newTokens, @floor, @transfers, @recent)
+        transfer_count, recent_transfers, seed_block, holders_partial)
+      VALUES (@chain, @block, @hash, @head, @now, @newTokens, @floor, @transfers, @recent, @seedBlock, @partial)
       ON CONFLICT (chain) DO UPDATE SET
+        seed_block = coalesce(seed_block, excluded.seed_block),
+        holders_partial = max(holders_partial, excluded.holders_partial),
         indexed_block = excluded.indexed_block,
         indexed_hash = excluded.indexed_hash,
         head = excluded.head,
@@ -329,6 +346,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       WHERE id = @id`),
     deleteToken: db.prepare('DELETE FROM tokens WHERE id = ?'),
     deleteTokenBalances: db.prepare('DELETE FROM balances WHERE token_id = ?'),
+    deleteTokenSeeds: db.prepare('DELETE FROM seed_balances WHERE token_id = ?'),
     deleteJournalAbove: db.prepare('DELETE FROM recent_block_tokens WHERE chain = ? AND block_number > ?'),
     deleteBlockRefsAbove: db.prepare('DELETE FROM block_refs WHERE chain = ? AND number > ?'),
 
@@ -380,6 +398,13 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
           AND (? OR holder > ?)
         ORDER BY holder LIMIT +?`)
       .raw(),
+    scanSeeds: db
+      .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue]>(`
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM seed_balances
+        WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
+          AND (? OR holder > ?)
+        ORDER BY holder LIMIT +?`)
+      .raw(),
     listTransfers: db
       .prepare<
         [string, SqlValue, number, number],
@@ -423,6 +448,37 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     ),
   };
 
+  // The common row (EVM: hashes and addresses in lower-case hex, a non-negative value) goes in
+  // one row per statement with plain `unhex()`, the value bound as an INTEGER or as hex digits:
+  // measured 3.5-4.5 µs per row against 6.2 µs for the general multi-row statement below, whose
+  // `coalesce(unhex(?), ?)` pairs cost more than the statement calls they save.
+  const hexTransferColumns =
+    'INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)';
+  const insertHexTransfer = {
+    integerValue: db.prepare(`${hexTransferColumns} VALUES (?, ?, ?, ?, unhex(?), unhex(?), unhex(?), ?, ?)`),
+    blobValue: db.prepare(
+      `${hexTransferColumns} VALUES (?, ?, ?, ?, unhex(?), unhex(?), unhex(?), unhex(?), ?)`,
+    ),
+  };
+  /** Inserts `t` as {@link encodeHex}/{@link encodeAmount} would store it, or returns false for the general statement. */
+  const insertIfHex = (id: number, t: TransferRecord): boolean => {
+    const value = t.value;
+    if (value < 0n || !isLowerHex(t.txHash) || !isLowerHex(t.from) || !isLowerHex(t.to)) return false;
+    const small = value <= 9007199254740991n;
+    (small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue).run(
+      id,
+      t.blockNumber,
+      t.logIndex,
+      t.txIndex,
+      t.txHash.slice(2),
+      t.from.slice(2),
+      t.to.slice(2),
+      small ? value : amountHexDigits(value),
+      t.time,
+    );
+    return true;
+  };
+
   const bulk = {
     insertTransfers: multiRow(
       db,
@@ -448,6 +504,25 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         `SELECT k.column1, b.amount
          FROM (VALUES ${Array.from({ length: rows }, (_, i) => `(${i}, ${UNHEX_OR_VALUE})`).join(', ')}) AS k
          CROSS JOIN balances AS b WHERE b.token_id = ? AND b.holder = k.column2`,
+      2,
+      ROWS_PER_STATEMENT,
+    ),
+    // Answers the rows actually inserted: a pair seeded before is left alone and not answered.
+    insertSeeds: multiRow(
+      db,
+      (rows) =>
+        `INSERT INTO seed_balances (token_id, holder, amount) VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE})`, rows)}
+         ON CONFLICT (token_id, holder) DO NOTHING RETURNING token_id, ${hexText('holder')}`,
+      5,
+      ROWS_PER_STATEMENT,
+    ),
+    // Positions in the key list of the holders seeded, as `readBalances` answers them.
+    readSeeded: multiRow(
+      db,
+      (rows) =>
+        `SELECT k.column1
+         FROM (VALUES ${Array.from({ length: rows }, (_, i) => `(${i}, ${UNHEX_OR_VALUE})`).join(', ')}) AS k
+         CROSS JOIN seed_balances AS s WHERE s.token_id = ? AND s.holder = k.column2`,
       2,
       ROWS_PER_STATEMENT,
     ),
@@ -581,6 +656,36 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     return { holderChanges, writes };
   }
 
+  /**
+   * Records the batch's starting balances and adds those of pairs not seeded before to the
+   * holders' balance changes, so `applyDeltas` applies them with the transfers.
+   */
+  function addSeeds(
+    seeds: SeedBalance[],
+    ids: ReadonlyMap<string, number>,
+    work: Map<string, TokenWork>,
+  ): void {
+    const byId = new Map<number, TokenWork>();
+    const amounts = new Map<string, bigint>();
+    const params: unknown[] = [];
+    for (const seed of seeds) {
+      const id = ids.get(seed.token)!;
+      byId.set(id, work.get(seed.token)!);
+      amounts.set(`${id}:${seed.holder}`, seed.amount);
+      params.push(id);
+      pushHexParams(params, seed.holder);
+      pushAmountParams(params, seed.amount);
+    }
+    for (let start = 0; start < seeds.length; start += ROWS_PER_STATEMENT) {
+      const rows = Math.min(ROWS_PER_STATEMENT, seeds.length - start);
+      const part = params.slice(start * 5, (start + rows) * 5);
+      for (const [id, holder] of bulk.insertSeeds.all(rows, part) as [number, string][]) {
+        const amount = amounts.get(`${id}:${holder}`)!;
+        if (amount !== 0n) addDelta(byId.get(id)!.deltas, holder, amount);
+      }
+    }
+  }
+
   const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
     const { chain } = batch;
     validateBalanceCache();
@@ -614,12 +719,14 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       }
       ids.push(id);
       for (const t of token.transfers) {
-        transferRows.push(id, t.blockNumber, t.logIndex, t.txIndex);
-        pushHexParams(transferRows, t.txHash);
-        pushHexParams(transferRows, t.from);
-        pushHexParams(transferRows, t.to);
-        pushAmountParams(transferRows, t.value);
-        transferRows.push(t.time);
+        if (!insertIfHex(id, t)) {
+          transferRows.push(id, t.blockNumber, t.logIndex, t.txIndex);
+          pushHexParams(transferRows, t.txHash);
+          pushHexParams(transferRows, t.from);
+          pushHexParams(transferRows, t.to);
+          pushAmountParams(transferRows, t.value);
+          transferRows.push(t.time);
+        }
         if (t.blockNumber >= journalFrom) {
           const entry = `${t.blockNumber}:${id}`;
           if (!journal.has(entry)) {
@@ -632,6 +739,12 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     bulk.insertTransfers.run(transferRows);
     bulk.insertJournal.run(journalRows);
     const tokens = [...work.values()];
+    const seeds = checkSeeds(
+      batch,
+      { indexedBlock: stored?.indexed_block ?? null, seedBlock: stored?.seed_block ?? null },
+      work,
+    );
+    if (seeds.length > 0) addSeeds(seeds, new Map(tokens.map((token, i) => [token.address, ids[i]!])), work);
     const { holderChanges, writes } = applyDeltas(
       tokens.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
     );
@@ -660,6 +773,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       floor: batch.pruneBlocksBelow,
       transfers: batchTransferCount(batch),
       recent: encodeRecentTransfers(batch, stored?.recent_transfers ?? null),
+      seedBlock: batch.seeds?.block ?? null,
+      partial: batch.seeds?.partial === true ? 1 : 0,
     });
     return writes;
   });
@@ -694,8 +809,10 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         sql.deleteTransfersAbove.run(id, toBlock);
         affected.push(decodeHex(token.address));
         if (token.first_block > toBlock) {
-          // Every transfer of the token is gone, so it was never seen: drop it whole.
+          // Every transfer of the token is gone, so it was never seen: drop it whole. Its holders
+          // were never seen either, and are seeded again if they show up again.
           sql.deleteTokenBalances.run(id);
+          sql.deleteTokenSeeds.run(id);
           sql.deleteToken.run(id);
           removedTokens++;
           continue;
@@ -910,6 +1027,40 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         limit,
       );
       return rows.map(([holder, amount]) => ({ holder, amount: decodeAmount(amount) }));
+    },
+
+    async scanSeedBalances(chain, token, afterHolder, limit): Promise<SeedBalance[]> {
+      const rows = sql.scanSeeds.all(
+        chain,
+        encodeHex(token),
+        afterHolder === null ? 1 : 0,
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      );
+      return rows.map(([holder, amount]) => ({ token, holder, amount: decodeAmount(amount) }));
+    },
+
+    async seededHolders(chain, pairs): Promise<boolean[]> {
+      const out = new Array<boolean>(pairs.length).fill(false);
+      const byToken = new Map<string, number[]>();
+      pairs.forEach(({ token }, i) => {
+        const list = byToken.get(token);
+        if (list === undefined) byToken.set(token, [i]);
+        else list.push(i);
+      });
+      for (const [token, positions] of byToken) {
+        const id = sql.tokenId.get(chain, encodeHex(token));
+        if (id === undefined) continue;
+        for (let start = 0; start < positions.length; start += ROWS_PER_STATEMENT) {
+          const part = positions.slice(start, start + ROWS_PER_STATEMENT);
+          const params: unknown[] = [];
+          for (const i of part) pushHexParams(params, pairs[i]!.holder);
+          params.push(id);
+          for (const [position] of bulk.readSeeded.all(part.length, params))
+            out[part[position as number]!] = true;
+        }
+      }
+      return out;
     },
 
     async listTokens(chain: string, offset: number, limit: number): Promise<TokenPage> {

@@ -12,6 +12,7 @@
 import { Worker } from 'node:worker_threads';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Store } from '../types.js';
+import { batchToWire } from './batch-wire.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 
 /** The store methods that write, and so run on the writer thread. */
@@ -105,7 +106,8 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
   const store: Store = {
     ...reader,
     kind: reader.kind,
-    applyBatch: (...args) => call('applyBatch', args),
+    // Transfers travel as columns (see batch-wire.ts): the biggest message by far.
+    applyBatch: (batch) => call('applyBatch', [batchToWire(batch)]),
     rollback: (...args) => call('rollback', args),
     updateSupplies: (...args) => call('updateSupplies', args),
     setChainStatus: (...args) => call('setChainStatus', args),

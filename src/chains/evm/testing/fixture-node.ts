@@ -2,7 +2,7 @@
  * A small JSON-RPC node that replays recorded chain data, for tests.
  *
  * It serves what an EVM indexer asks for (`eth_chainId`, `eth_blockNumber`, `eth_getLogs`,
- * `eth_getBlockByNumber`, `eth_getBlockByHash`, `eth_call`) from plain arrays of recorded
+ * `eth_getBlockByNumber`, `eth_getBlockByHash`, `eth_call`, `eth_getCode`) from plain arrays of recorded
  * RPC objects, single and batched, on 127.0.0.1 with a random free port. It can imitate a
  * provider's limits (range / result-count refusals, pruned state) and inject transport faults
  * (HTTP 429/5xx, malformed bodies, dropped connections, slow answers).
@@ -136,6 +136,8 @@ export async function startFixtureNode(options: FixtureNodeOptions = {}): Promis
   }
   const callAnswers = new Map<string, FixtureCall>();
   for (const call of options.calls ?? []) callAnswers.set(callKey(call.to, call.data), call);
+  /** Addresses with recorded calls: `eth_getCode` says they have code (at any block). */
+  const contracts = new Set((options.calls ?? []).map((call) => call.to.toLowerCase()));
   const limits = options.limits ?? {};
   const chainId = options.chainId ?? 1;
   let head =
@@ -212,10 +214,8 @@ export async function startFixtureNode(options: FixtureNodeOptions = {}): Promis
     });
   }
 
-  function ethCall(params: unknown[]): string {
-    const [tx, tag] = params as [{ to?: unknown; data?: unknown; input?: unknown } | undefined, unknown];
-    const to = typeof tx?.to === 'string' ? tx.to : '';
-    const data = typeof tx?.data === 'string' ? tx.data : typeof tx?.input === 'string' ? tx.input : '0x';
+  /** Throws what a node without the state at `tag` answers, as geth words it. */
+  function checkState(tag: unknown): void {
     const at = blockTag(tag);
     if (at > head) throw new RpcFailure({ code: -32000, message: 'header not found' });
     if (limits.oldestStateBlock !== undefined && at < limits.oldestStateBlock) {
@@ -224,6 +224,13 @@ export async function startFixtureNode(options: FixtureNodeOptions = {}): Promis
         message: `missing trie node ${'0'.repeat(64)} (path ) state is not available`,
       });
     }
+  }
+
+  function ethCall(params: unknown[]): string {
+    const [tx, tag] = params as [{ to?: unknown; data?: unknown; input?: unknown } | undefined, unknown];
+    const to = typeof tx?.to === 'string' ? tx.to : '';
+    const data = typeof tx?.data === 'string' ? tx.data : typeof tx?.input === 'string' ? tx.input : '0x';
+    checkState(tag);
     const recorded = callAnswers.get(callKey(to, data));
     if (recorded?.error !== undefined) throw new RpcFailure(recorded.error);
     if (recorded?.result !== undefined) return recorded.result;
@@ -249,6 +256,11 @@ export async function startFixtureNode(options: FixtureNodeOptions = {}): Promis
         );
       case 'eth_call':
         return ethCall(params);
+      case 'eth_getCode': {
+        checkState(params[1]);
+        // A stand-in runtime (INVALID): what matters is that there is code; calls are recorded.
+        return typeof params[0] === 'string' && contracts.has(params[0].toLowerCase()) ? '0xfe' : '0x';
+      }
       default:
         throw new RpcFailure({
           code: -32601,

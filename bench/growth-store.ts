@@ -1,0 +1,180 @@
+// The stores of the growth benchmark: a SYNTHETIC export (src/importer/testing/synthetic-export.ts)
+// streamed into the real `tokenquery import - --sorted`, with token metadata from a fixture JSON-RPC
+// node. The large store takes many minutes to import on a busy machine, so it is kept in the OS
+// temporary directory under a name made of its parameters and reused by later runs.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { startFixtureNode } from '../src/chains/evm/testing/fixture-node.js';
+import {
+  createSyntheticExport,
+  type SyntheticExportOptions,
+} from '../src/importer/testing/synthetic-export.js';
+import { MIGRATIONS } from '../src/store/sqlite/migrations.js';
+
+export const BIN = fileURLToPath(new URL('../../bin/tokenquery.js', import.meta.url));
+
+/** Transfers per committed import batch: larger than the default 20,000, which imports faster (docs/benchmarks.md, Import). */
+const IMPORT_BATCH = 100_000;
+
+export interface StoreShape {
+  transfers: number;
+  holders: number;
+  tokens: number;
+  seed: number;
+}
+
+/** What was learnt about a store when it was built (kept beside a cached store). */
+export interface StoreFacts {
+  transfers: number;
+  /** Rows of `balances`: one per (token, holder) pair with a non-zero balance. */
+  balanceRows: number;
+  /** Bytes per table or index (SQLite's `dbstat`), largest first. */
+  objects: { name: string; bytes: number }[];
+  /** Seconds `tokenquery import` took. */
+  importSeconds: number;
+  /** When it was built (ISO). */
+  builtAt: string;
+}
+
+export interface BuiltStore {
+  path: string;
+  facts: StoreFacts;
+  /** True when a cached store from an earlier run was used. */
+  reused: boolean;
+}
+
+/** A child process environment without TOKENQUERY_* settings from the caller's shell. */
+export function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('TOKENQUERY_')) env[name] = value;
+  return env;
+}
+
+/** Main file plus WAL, as a store occupies the disk. */
+export function storeBytes(path: string): number {
+  let bytes = 0;
+  for (const suffix of ['', '-wal']) {
+    try {
+      bytes += statSync(path + suffix).size;
+    } catch {
+      // no WAL after a clean close
+    }
+  }
+  return bytes;
+}
+
+/** The directory a store of this shape is cached in (schema version included: a new migration means a new store). */
+export function cacheDirFor(shape: StoreShape): string {
+  return join(
+    tmpdir(),
+    `tokenquery-bench-growth-${shape.transfers}-${shape.holders}-${shape.tokens}-s${shape.seed}-v${MIGRATIONS.length}`,
+  );
+}
+
+/** The cached store of this shape, built first when missing (or left half-built by an interrupted run). */
+export async function cachedStore(shape: StoreShape, log: (line: string) => void): Promise<BuiltStore> {
+  const dir = cacheDirFor(shape);
+  const path = join(dir, 'store.sqlite');
+  const factsPath = join(dir, 'facts.json');
+  if (existsSync(path) && existsSync(factsPath)) {
+    const facts = JSON.parse(readFileSync(factsPath, 'utf8')) as StoreFacts;
+    if (facts.transfers === shape.transfers) return { path, facts, reused: true };
+  }
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const partial = join(dir, 'building.sqlite');
+  try {
+    const facts = await buildStore(partial, shape, log);
+    renameSync(partial, path);
+    writeFileSync(factsPath, `${JSON.stringify(facts, null, 2)}\n`);
+    return { path, facts, reused: false };
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Imports the synthetic export of `shape` into a new SQLite file at `path`. */
+export async function buildStore(
+  path: string,
+  shape: StoreShape,
+  log: (line: string) => void,
+): Promise<StoreFacts> {
+  const options: SyntheticExportOptions = { ...shape, order: 'sorted' };
+  const generated = createSyntheticExport(options);
+  // The node answers token metadata only (the export has times and positions); its head lies past
+  // the export, as for any real export.
+  const node = await startFixtureNode({ ...generated.node(), head: generated.lastBlock + 1_000 });
+  const started = performance.now();
+  try {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'import',
+        '-',
+        '--sorted',
+        '--db',
+        path,
+        '--rpc',
+        `eth=${node.url}`,
+        '--batch-transfers',
+        String(IMPORT_BATCH),
+        '--log-level',
+        'info',
+      ],
+      { env: cleanEnv(), cwd: tmpdir(), stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let stdout = '';
+    let stderrTail = '';
+    let lastLog = performance.now();
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderrTail = (stderrTail + chunk.toString('utf8')).slice(-4_000);
+      if (performance.now() - lastLog > 60_000) {
+        lastLog = performance.now();
+        const line = stderrTail.trimEnd().split('\n').pop() ?? '';
+        const rows = /"rows":(\d+)/.exec(line)?.[1];
+        if (rows !== undefined)
+          log(`growth: importing, ${Number(rows).toLocaleString('en-US')} of ${shape.transfers.toLocaleString('en-US')} rows`);
+      }
+    });
+    // The export goes straight to the importer's standard input: no file of gigabytes on disk.
+    await pipeline(Readable.from(generated.chunks()), child.stdin).catch(() => {
+      // the importer stopped reading; its exit code and stderr say why
+    });
+    const code = await exited;
+    if (code !== 0) throw new Error(`tokenquery import exited with ${code}: ${stderrTail}`);
+    const imported = /imported ([\d,]+) transfers/.exec(stdout)?.[1];
+    if (imported === undefined || Number(imported.replaceAll(',', '')) !== shape.transfers) {
+      throw new Error(`tokenquery import did not store ${shape.transfers} transfers: ${stdout}`);
+    }
+  } finally {
+    await node.close();
+  }
+  const importSeconds = (performance.now() - started) / 1000;
+  // Read-write, so that closing it removes the WAL again (a read-only connection leaves one behind).
+  const db = new Database(path);
+  try {
+    const objects = db
+      .prepare<[], { name: string; bytes: number }>(
+        'SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC',
+      )
+      .all();
+    const balanceRows = db.prepare<[], number>('SELECT count(*) FROM balances').pluck().get()!;
+    const transfers = db.prepare<[], number>("SELECT transfer_count FROM chains WHERE chain = 'eth'").pluck().get()!;
+    return { transfers, balanceRows, objects, importSeconds, builtAt: new Date().toISOString() };
+  } finally {
+    db.close();
+  }
+}

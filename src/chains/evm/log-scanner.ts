@@ -1,0 +1,384 @@
+/**
+ * The fast path for the biggest answers the indexer reads: `eth_getLogs` answers of thousands of
+ * Transfer logs.
+ *
+ * The general path is `JSON.parse` (ten strings and two objects per log), then validation, then
+ * decoding into a `TransferRecord`: three passes and most of the garbage of a backfill. This scanner
+ * makes one pass over the answer's text, validates each log as it goes and builds the
+ * `TransferRecord` (or only counts the log, for an ERC-721 one) straight from the text.
+ *
+ * It is deliberately narrow. It accepts only the plain shape nodes send: a JSON-RPC envelope with
+ * `jsonrpc`, `id` and `result`, logs with lower-case hex, no escapes, logs in chain order without
+ * `removed: true`. For anything else (an error answer, upper-case hex, an escape, a log out of
+ * order or out of range, a duplicate key, any malformed JSON) it returns null, and the caller
+ * decodes the text with the general path, which then accepts or rejects the answer exactly as
+ * before. So the scanner never decides that an answer is bad; it only ever saves work on good ones,
+ * and for those it must give what the general path gives: `log-scanner.test.ts` checks that on
+ * the real mainnet fixtures and on thousands of mutated answers.
+ */
+import type { TransferRecord } from '../../store/types.js';
+import { TRANSFER_TOPIC } from './abi.js';
+
+/** What {@link scanTransferLogs} reads from one answer. */
+export interface ScannedTransfers {
+  /** Fungible transfers, in chain order; `time` is -1 where the log had no `blockTimestamp`. */
+  transfers: TransferRecord[];
+  /** Logs in the answer, transfers or not (for the range planner). */
+  logCount: number;
+}
+
+/** Per byte: 0 for 0-9 and a-f, 1 for anything else (upper case goes to the general path). */
+const NOT_LOWER_HEX = new Uint8Array(256).fill(1);
+for (const c of '0123456789abcdef') NOT_LOWER_HEX[c.charCodeAt(0)] = 0;
+/** Per byte: the value of a lower-case hex digit. */
+const HEX_VALUE = new Uint8Array(256);
+for (let d = 0; d < 16; d++) HEX_VALUE['0123456789abcdef'.charCodeAt(d)] = d;
+
+const QUOTE = 34;
+const COMMA = 44;
+const COLON = 58;
+const ZERO = 48;
+const X = 120;
+const OPEN_BRACKET = 91;
+const CLOSE_BRACKET = 93;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+const BACKSLASH = 92;
+
+// Bits of the keys seen in one log: a key seen twice sends the answer to the general path
+// (JSON.parse keeps the last value; not worth imitating).
+const ADDRESS = 1;
+const TOPICS = 2;
+const DATA = 4;
+const BLOCK_NUMBER = 8;
+const BLOCK_HASH = 16;
+const TX_HASH = 32;
+const TX_INDEX = 64;
+const LOG_INDEX = 128;
+const REMOVED = 256;
+const BLOCK_TIMESTAMP = 512;
+const REQUIRED = ADDRESS | TOPICS | DATA | BLOCK_NUMBER | BLOCK_HASH | TX_HASH | TX_INDEX | LOG_INDEX;
+
+/** Thrown inside the scanner for "not the plain shape"; caught at the top and turned into null. */
+class NotPlain extends Error {}
+const NOT_PLAIN = new NotPlain();
+
+/**
+ * Reads the `eth_getLogs` answer `text` (and the same as `bytes`) to the request with id `id`, for
+ * blocks `from..to`, or returns null when the text is not the plain shape (see the module comment).
+ */
+export function scanTransferLogs(
+  text: string,
+  bytes: Uint8Array,
+  id: number,
+  from: number,
+  to: number,
+): ScannedTransfers | null {
+  // One byte per character: an ASCII body (anything else is left to the general path).
+  if (bytes.length !== text.length) return null;
+  try {
+    return scan(text, bytes, id, from, to);
+  } catch (error) {
+    if (error === NOT_PLAIN) return null;
+    throw error;
+  }
+}
+
+function scan(text: string, b: Uint8Array, id: number, from: number, to: number): ScannedTransfers {
+  const end = text.length;
+  let at = 0;
+
+  // ---- small readers; each returns the position after what it read ----
+  // Characters are read from the bytes: indexing a Uint8Array is about twice as fast as
+  // `charCodeAt` here, and the body is ASCII (one byte per character) or not scanned at all.
+  const ws = (i: number): number => {
+    while (i < end) {
+      const c = b[i]!;
+      if (c !== 32 && c !== 10 && c !== 13 && c !== 9) break;
+      i++;
+    }
+    return i;
+  };
+  const expect = (i: number, code: number): number => {
+    i = ws(i);
+    if (b[i] !== code) throw NOT_PLAIN;
+    return i + 1;
+  };
+  /**
+   * A `"0x…"` string of `digits` lower-case hex digits (-1: any even number); `at` is its `0`.
+   * The digits are checked without a branch per character (the hot loop of a backfill).
+   */
+  const hexString = (i: number, digits: number): number => {
+    i = ws(i);
+    if (b[i] !== QUOTE || b[i + 1] !== ZERO || b[i + 2] !== X) throw NOT_PLAIN;
+    at = i + 1;
+    const first = i + 3;
+    let close: number;
+    if (digits === -1) {
+      close = text.indexOf('"', first);
+      if (close === -1 || (close - first) % 2 !== 0) throw NOT_PLAIN;
+    } else {
+      close = first + digits;
+      if (close >= end || b[close] !== QUOTE) throw NOT_PLAIN;
+    }
+    let bad = 0;
+    for (let j = first; j < close; j++) bad |= NOT_LOWER_HEX[b[j]!]!;
+    if (bad !== 0) throw NOT_PLAIN;
+    return close + 1;
+  };
+  let quantity = 0;
+  /** A `"0x…"` quantity of 1 to 16 lower-case hex digits that fits a safe integer, into `quantity`. */
+  const quantityString = (i: number): number => {
+    i = ws(i);
+    if (b[i] !== QUOTE || b[i + 1] !== ZERO || b[i + 2] !== X) throw NOT_PLAIN;
+    let j = i + 3;
+    let n = 0;
+    while (j < end) {
+      const c = b[j]!;
+      if (c === QUOTE) break;
+      if (NOT_LOWER_HEX[c] !== 0) throw NOT_PLAIN;
+      n = n * 16 + HEX_VALUE[c]!;
+      j++;
+    }
+    const digits = j - i - 3;
+    if (j >= end || digits < 1 || digits > 16 || n > Number.MAX_SAFE_INTEGER) throw NOT_PLAIN;
+    quantity = n;
+    return j + 1;
+  };
+  let keyLength = 0;
+  /** A key and its colon; the key is at `at`, `keyLength` characters long. */
+  const key = (i: number): number => {
+    i = ws(i);
+    if (b[i] !== QUOTE) throw NOT_PLAIN;
+    const close = text.indexOf('"', i + 1);
+    if (close === -1) throw NOT_PLAIN;
+    for (let j = i + 1; j < close; j++) if (b[j] === BACKSLASH) throw NOT_PLAIN;
+    at = i + 1;
+    keyLength = close - at;
+    return expect(close + 1, COLON);
+  };
+  const isKey = (name: string): boolean => keyLength === name.length && text.startsWith(name, at);
+  /** The bit of the log key just read, or 0 for a key the general path ignores. */
+  const logKeyBit = (): number => {
+    switch (keyLength) {
+      case 7:
+        return isKey('address') ? ADDRESS : isKey('removed') ? REMOVED : 0;
+      case 6:
+        return isKey('topics') ? TOPICS : 0;
+      case 4:
+        return isKey('data') ? DATA : 0;
+      case 11:
+        return isKey('blockNumber') ? BLOCK_NUMBER : 0;
+      case 9:
+        return isKey('blockHash') ? BLOCK_HASH : 0;
+      case 15:
+        return isKey('transactionHash') ? TX_HASH : 0;
+      case 16:
+        return isKey('transactionIndex') ? TX_INDEX : 0;
+      case 8:
+        return isKey('logIndex') ? LOG_INDEX : 0;
+      case 14:
+        return isKey('blockTimestamp') ? BLOCK_TIMESTAMP : 0;
+      default:
+        return 0;
+    }
+  };
+  /** A value of a key this scanner does not use: a string without escapes, a number, or a literal. */
+  const skipSimpleValue = (i: number): number => {
+    i = ws(i);
+    const c = b[i];
+    if (c === QUOTE) {
+      const close = text.indexOf('"', i + 1);
+      if (close === -1) throw NOT_PLAIN;
+      for (let j = i + 1; j < close; j++) {
+        const k = b[j]!;
+        if (k === BACKSLASH || k < 32) throw NOT_PLAIN;
+      }
+      return close + 1;
+    }
+    for (const literal of ['null', 'true', 'false'])
+      if (text.startsWith(literal, i)) return i + literal.length;
+    // A number, as JSON writes it.
+    const match = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i, i + 40));
+    if (match === null) throw NOT_PLAIN;
+    return i + match[0].length;
+  };
+
+  // ---- the envelope: {"jsonrpc":"2.0","id":<id>,"result":[ … ]}, keys in any order ----
+  let i = expect(0, OPEN_BRACE);
+  let sawJsonrpc = false;
+  let sawId = false;
+  let result: ScannedTransfers | null = null;
+  for (;;) {
+    i = key(i);
+    if (isKey('jsonrpc') && !sawJsonrpc) {
+      sawJsonrpc = true;
+      i = ws(i);
+      if (!text.startsWith('"2.0"', i)) throw NOT_PLAIN;
+      i += 5;
+    } else if (isKey('id') && !sawId) {
+      sawId = true;
+      i = ws(i);
+      const digits = String(id);
+      if (!text.startsWith(digits, i)) throw NOT_PLAIN;
+      i += digits.length;
+      const after = b[i]!;
+      if (after >= 48 && after <= 57) throw NOT_PLAIN; // a longer number
+      if (after === 46 || after === 101 || after === 69) throw NOT_PLAIN; // 1.0, 1e0: let JSON.parse judge
+    } else if (isKey('result') && result === null) {
+      const logs = readLogs(i);
+      result = logs.value;
+      i = logs.next;
+    } else throw NOT_PLAIN;
+    i = ws(i);
+    const c = b[i];
+    if (c === COMMA) {
+      i++;
+      continue;
+    }
+    if (c === CLOSE_BRACE) break;
+    throw NOT_PLAIN;
+  }
+  if (!sawJsonrpc || !sawId || result === null || ws(i + 1) !== end) throw NOT_PLAIN;
+  return result;
+
+  /** The `result` array. */
+  function readLogs(start: number): { value: ScannedTransfers; next: number } {
+    const transfers: TransferRecord[] = [];
+    let logCount = 0;
+    let previousBlock = -1;
+    let previousLogIndex = -1;
+    let blockHashOfPrevious = '';
+    let i = expect(start, OPEN_BRACKET);
+    i = ws(i);
+    if (b[i] === CLOSE_BRACKET) return { value: { transfers, logCount }, next: i + 1 };
+    for (;;) {
+      // ---- one log ----
+      i = expect(i, OPEN_BRACE);
+      let seen = 0;
+      let address = 0;
+      const topics = [0, 0, 0, 0];
+      let topicCount = 0;
+      let data = 0;
+      let dataDigits = 0;
+      let blockNumber = 0;
+      let blockHash = 0;
+      let txHash = 0;
+      let txIndex = 0;
+      let logIndex = 0;
+      let time = -1;
+      for (;;) {
+        i = key(i);
+        const bit = logKeyBit();
+        switch (bit) {
+          case ADDRESS:
+            i = hexString(i, 40);
+            address = at;
+            break;
+          case REMOVED:
+            i = ws(i);
+            // `removed: true` logs are dropped by the general path; rare enough to leave to it.
+            if (!text.startsWith('false', i)) throw NOT_PLAIN;
+            i += 5;
+            break;
+          case TOPICS:
+            i = expect(i, OPEN_BRACKET);
+            i = ws(i);
+            if (b[i] === CLOSE_BRACKET) i++;
+            else {
+              for (;;) {
+                if (topicCount === 4) throw NOT_PLAIN;
+                i = hexString(i, 64);
+                topics[topicCount++] = at;
+                i = ws(i);
+                const c = b[i++];
+                if (c === CLOSE_BRACKET) break;
+                if (c !== COMMA) throw NOT_PLAIN;
+              }
+            }
+            break;
+          case DATA:
+            i = hexString(i, -1);
+            data = at;
+            dataDigits = i - 1 - at - 2;
+            break;
+          case BLOCK_NUMBER:
+            i = quantityString(i);
+            blockNumber = quantity;
+            break;
+          case BLOCK_HASH:
+            i = hexString(i, 64);
+            blockHash = at;
+            break;
+          case TX_HASH:
+            i = hexString(i, 64);
+            txHash = at;
+            break;
+          case TX_INDEX:
+            i = quantityString(i);
+            txIndex = quantity;
+            break;
+          case LOG_INDEX:
+            i = quantityString(i);
+            logIndex = quantity;
+            break;
+          case BLOCK_TIMESTAMP:
+            i = ws(i);
+            if (text.startsWith('null', i)) i += 4;
+            else {
+              i = quantityString(i);
+              time = quantity;
+            }
+            break;
+          default:
+            // Keys the general path ignores (`transactionLogIndex`, `type`, …): a value of any
+            // simple kind is skipped, nested ones go to the general path.
+            i = skipSimpleValue(i);
+        }
+        if ((seen & bit) !== 0) throw NOT_PLAIN;
+        seen |= bit;
+        i = ws(i);
+        const c = b[i++];
+        if (c === CLOSE_BRACE) break;
+        if (c !== COMMA) throw NOT_PLAIN;
+      }
+      if ((seen & REQUIRED) !== REQUIRED) throw NOT_PLAIN;
+
+      // ---- the general path's checks, on numbers and positions ----
+      if (blockNumber < from || blockNumber > to) throw NOT_PLAIN;
+      if (topicCount === 0 || !text.startsWith(TRANSFER_TOPIC, topics[0]!)) throw NOT_PLAIN;
+      if (blockNumber === previousBlock) {
+        if (logIndex <= previousLogIndex || !text.startsWith(blockHashOfPrevious, blockHash)) throw NOT_PLAIN;
+      } else {
+        // Chain order only: anything else is sorted (or refused) by the general path.
+        if (blockNumber < previousBlock) throw NOT_PLAIN;
+        blockHashOfPrevious = text.slice(blockHash, blockHash + 66);
+      }
+      previousBlock = blockNumber;
+      previousLogIndex = logIndex;
+      logCount++;
+
+      // ---- decoding: fungible transfers only (3 topics and one 32-byte word), as decodeTransferLog ----
+      if (topicCount === 3 && dataDigits === 64) {
+        transfers.push({
+          token: text.slice(address, address + 42),
+          blockNumber,
+          logIndex,
+          txIndex,
+          txHash: text.slice(txHash, txHash + 66),
+          // An indexed address is left-padded to 32 bytes; the address is the low 20 bytes.
+          from: `0x${text.slice(topics[1]! + 26, topics[1]! + 66)}`,
+          to: `0x${text.slice(topics[2]! + 26, topics[2]! + 66)}`,
+          value: BigInt(text.slice(data, data + 66)),
+          time,
+        });
+      }
+
+      i = ws(i);
+      const c = b[i++];
+      if (c === CLOSE_BRACKET) break;
+      if (c !== COMMA) throw NOT_PLAIN;
+    }
+    return { value: { transfers, logCount }, next: i };
+  }
+}
