@@ -35,6 +35,14 @@ export interface EvmIndexerOptions {
    */
   maxReadyTransfers?: number;
   /**
+   * Backfill commits once this many transfers are ready (or fetching is done, or the oldest ready
+   * range has waited `maxBatchWaitMs`): a bigger batch writes each touched balance once for more
+   * transfers, and commits less often. Default 20,000.
+   */
+  minBatchTransfers?: number;
+  /** See `minBatchTransfers`. Default 1,000 ms. */
+  maxBatchWaitMs?: number;
+  /**
    * New-head announcements (a websocket subscription): once caught up, the indexer waits for the
    * next block on them, and polls every `chain.pollIntervalMs` all the same in case they stop.
    * Default none: polling only.
@@ -110,6 +118,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const logger = options.logger.child({ component: 'indexer', chain: name });
   const concurrency = options.concurrency ?? 4;
   const maxReadyTransfers = options.maxReadyTransfers ?? 50_000;
+  const minBatchTransfers = Math.min(options.minBatchTransfers ?? 20_000, maxReadyTransfers);
+  const maxBatchWaitMs = options.maxBatchWaitMs ?? 1_000;
   const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
   const followChunk = options.followChunk ?? 100;
   const planner = createRangePlanner({ initial: options.initialRange ?? 100 });
@@ -294,7 +304,14 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     // next batch. Fetching goes on meanwhile, until `maxReadyTransfers` are waiting.
     let ready: FetchedRange[] = [];
     let readyTransfers = 0;
+    let readySince = 0;
     let committing = null as Promise<Settled<void>> | null;
+    // Small batches cost more per transfer (every touched balance is written once per batch), so
+    // a commit waits for `minBatchTransfers`, unless nothing more is coming or the wait gets long.
+    const batchIsDue = (): boolean =>
+      readyTransfers >= minBatchTransfers ||
+      inflight.length === 0 ||
+      performance.now() - readySince >= maxBatchWaitMs;
     const startCommit = (): void => {
       const batch = mergeRanges(ready);
       ready = [];
@@ -314,7 +331,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
           inflight.push(launch(cursor, to));
           cursor = to + 1;
         }
-        if (committing === null && ready.length > 0) startCommit();
+        if (committing === null && ready.length > 0 && batchIsDue()) startCommit();
         const head = inflight[0];
         if (head === undefined && committing === null) break;
         // Whichever settles first: the oldest fetch, or the commit in flight.
@@ -345,6 +362,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
         }
         const range = outcome.value;
         planner.observe(range.to - range.from + 1, range.logCount);
+        if (ready.length === 0) readySince = performance.now();
         ready.push(range);
         readyTransfers += range.transfers.length;
       }

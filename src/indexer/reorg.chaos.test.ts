@@ -110,6 +110,21 @@ async function converged(store: Store, chain: string, block: number): Promise<bo
   return (await store.tokensNeedingSupply(chain, -1, 1)).length === 0;
 }
 
+/** What {@link converged} looks at, for a failure message. */
+async function convergenceState(store: Store, chain: string, block: number) {
+  const checkpoint = await store.getCheckpoint(chain);
+  const [ref] = await store.getBlockRefs(chain, block, block);
+  const node = await getBlock(anvil.url, block);
+  return {
+    chain,
+    block,
+    checkpoint,
+    storedHash: ref?.hash ?? null,
+    nodeHash: node?.hash ?? null,
+    tokensNeedingSupply: await store.tokensNeedingSupply(chain, -1, 10),
+  };
+}
+
 for (const backend of chaosBackends(dir)) {
   describe(`reorgs (${backend.name})`, () => {
     after(() => backend.cleanup());
@@ -207,12 +222,21 @@ for (const backend of chaosBackends(dir)) {
             // Convergence: eth (and bsc inside its window) on the node's chain, then checked in full.
             const settled = await getBlockNumber(anvil.url);
             const converging: string[] = live.filter((c) => !(c === 'bsc' && deep));
-            await waitFor(
-              `convergence after the ${depth}-block reorg`,
-              async () =>
-                (await Promise.all(converging.map((c) => converged(store, c, settled)))).every(Boolean),
-              60_000,
-            );
+            try {
+              await waitFor(
+                `convergence after the ${depth}-block reorg`,
+                async () =>
+                  (await Promise.all(converging.map((c) => converged(store, c, settled)))).every(Boolean),
+                60_000,
+              );
+            } catch (error) {
+              // A rare stall seen under load: say where each chain stands, so the next one is diagnosable.
+              const where = await Promise.all(converging.map((c) => convergenceState(store, c, settled)));
+              const tail = cli.stderr().split('\n').slice(-40).join('\n');
+              throw new Error(
+                `${String(error)}\nstate: ${JSON.stringify(where)}\n/status: ${JSON.stringify(await status(base).catch(String))}\nCLI stderr (tail):\n${tail}`,
+              );
+            }
             const convergeMs = Date.now() - reorgedAt;
             const truth = await readNodeTruth(anvil.url, await getBlockNumber(anvil.url));
             for (const chain of converging) {
