@@ -146,7 +146,9 @@ export async function buildStore(
         const line = stderrTail.trimEnd().split('\n').pop() ?? '';
         const rows = /"rows":(\d+)/.exec(line)?.[1];
         if (rows !== undefined)
-          log(`growth: importing, ${Number(rows).toLocaleString('en-US')} of ${shape.transfers.toLocaleString('en-US')} rows`);
+          log(
+            `growth: importing, ${Number(rows).toLocaleString('en-US')} of ${shape.transfers.toLocaleString('en-US')} rows`,
+          );
       }
     });
     // The export goes straight to the importer's standard input: no file of gigabytes on disk.
@@ -172,7 +174,10 @@ export async function buildStore(
       )
       .all();
     const balanceRows = db.prepare<[], number>('SELECT count(*) FROM balances').pluck().get()!;
-    const transfers = db.prepare<[], number>("SELECT transfer_count FROM chains WHERE chain = 'eth'").pluck().get()!;
+    const transfers = db
+      .prepare<[], number>("SELECT transfer_count FROM chains WHERE chain = 'eth'")
+      .pluck()
+      .get()!;
     return { transfers, balanceRows, objects, importSeconds, builtAt: new Date().toISOString() };
   } finally {
     db.close();

@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
 import { combine, type LoadResult, load, type Slice, type Target } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, fixed, int, median, startChild } from './common.js';
@@ -17,13 +18,12 @@ import {
   BIN,
   type BuiltStore,
   buildStore,
-  cachedStore,
   cacheDirFor,
+  cachedStore,
   cleanEnv,
   type StoreShape,
   storeBytes,
 } from './growth-store.js';
-import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
 
 export interface GrowthBenchOptions {
   /** The large store (cached in the OS temporary directory). */
@@ -113,7 +113,9 @@ export async function runGrowthBench(
   const smallShape = { ...shape, transfers: options.baseTransfers };
   const smallPath = join(workDir, 'growth-small.sqlite');
   const smallFacts = await buildStore(smallPath, smallShape, log);
-  log(`growth: ${int(options.baseTransfers)}-transfer store imported in ${fixed(smallFacts.importSeconds, 1)} s`);
+  log(
+    `growth: ${int(options.baseTransfers)}-transfer store imported in ${fixed(smallFacts.importSeconds, 1)} s`,
+  );
   const small: StoreReport = {
     transfers: options.baseTransfers,
     bytes: storeBytes(smallPath),
@@ -170,14 +172,38 @@ export async function runGrowthBench(
   const listPages = Array.from({ length: 20 }, (_, i) => `/vipapi/eth/tokens/${i + 1}/50`);
   const specs: { name: string; server: 'serve' | 'uncached'; paths: string[] }[] = [
     { name: 'Token Info, busiest token', server: 'serve', paths: [infoPath] },
-    { name: 'Transaction List, busiest token, page 1 (size 50)', server: 'serve', paths: [txPath(busiest, 1, 50)] },
-    { name: 'Transaction List, busiest token, page 50 (size 50, offset 2,450)', server: 'serve', paths: [txPath(busiest, 50, 50)] },
+    {
+      name: 'Transaction List, busiest token, page 1 (size 50)',
+      server: 'serve',
+      paths: [txPath(busiest, 1, 50)],
+    },
+    {
+      name: 'Transaction List, busiest token, page 50 (size 50, offset 2,450)',
+      server: 'serve',
+      paths: [txPath(busiest, 50, 50)],
+    },
     { name: 'Token List, page 1 (size 50)', server: 'serve', paths: ['/vipapi/eth/tokens/1/50'] },
-    { name: 'Transaction List, page 1 of the 200 busiest tokens × sizes 31–50 (varied)', server: 'serve', paths: variedFirst },
-    { name: 'Transaction List, pages 26–50 × sizes 26–50 of the 4 busiest tokens (varied)', server: 'serve', paths: variedDeep },
+    {
+      name: 'Transaction List, page 1 of the 200 busiest tokens × sizes 31–50 (varied)',
+      server: 'serve',
+      paths: variedFirst,
+    },
+    {
+      name: 'Transaction List, pages 26–50 × sizes 26–50 of the 4 busiest tokens (varied)',
+      server: 'serve',
+      paths: variedDeep,
+    },
     { name: 'Token Info, all 1,000 tokens in turn', server: 'uncached', paths: infoAll },
-    { name: 'Transaction List, busiest token, page 1 (size 50)', server: 'uncached', paths: [txPath(busiest, 1, 50)] },
-    { name: 'Transaction List, busiest token, page 50 (size 50, offset 2,450)', server: 'uncached', paths: [txPath(busiest, 50, 50)] },
+    {
+      name: 'Transaction List, busiest token, page 1 (size 50)',
+      server: 'uncached',
+      paths: [txPath(busiest, 1, 50)],
+    },
+    {
+      name: 'Transaction List, busiest token, page 50 (size 50, offset 2,450)',
+      server: 'uncached',
+      paths: [txPath(busiest, 50, 50)],
+    },
     { name: 'Token List, pages 1–20 (size 50) in turn', server: 'uncached', paths: listPages },
   ];
 
@@ -201,7 +227,10 @@ export async function runGrowthBench(
       children.push(child);
       return { url: child.value.url, pid: child.pid, apiKey: child.value.apiKey!, stop: child.stop };
     };
-    const uncached = { small: await uncachedServer(small.built.path), big: await uncachedServer(big.built.path) };
+    const uncached = {
+      small: await uncachedServer(small.built.path),
+      big: await uncachedServer(big.built.path),
+    };
     const withKey = (server: Server, paths: string[]) => paths.map((p) => `${p}?apikey=${server.apiKey}`);
 
     // Sanity: every server answers every operation, the two servers of a store answer alike, and
@@ -221,11 +250,16 @@ export async function runGrowthBench(
       const entries = (body: string) => countEntries(body);
       for (const i of [0, 1]) {
         if (entries(bodies.small![i]!) !== entries(bodies.big![i]!))
-          throw new Error(`${spec.name}: the two stores answer ${spec.paths[i === 0 ? 0 : spec.paths.length - 1]} with different numbers of entries`);
+          throw new Error(
+            `${spec.name}: the two stores answer ${spec.paths[i === 0 ? 0 : spec.paths.length - 1]} with different numbers of entries`,
+          );
       }
       if (spec.paths.length > 1 && spec.server === 'serve') {
         const approxBytes = (Buffer.byteLength(bodies.big![0]!) + Buffer.byteLength(bodies.big![1]!)) / 2;
-        if (spec.paths.length <= CACHE_MAX_ENTRIES && spec.paths.length * approxBytes <= CACHE_MAX_BYTES * 1.2)
+        if (
+          spec.paths.length <= CACHE_MAX_ENTRIES &&
+          spec.paths.length * approxBytes <= CACHE_MAX_BYTES * 1.2
+        )
           throw new Error(`${spec.name}: the rotation may fit in the response cache`);
       }
     }
@@ -246,7 +280,8 @@ export async function runGrowthBench(
       const sliceSeconds = Math.max(1, Math.round(options.durationSeconds / options.rounds));
       for (let round = 0; round < options.rounds; round++) {
         const order = round % 2 === 0 ? (['small', 'big'] as const) : (['big', 'small'] as const);
-        for (const which of order) slices[which].push(await load(targets[which], sliceSeconds, options.connections));
+        for (const which of order)
+          slices[which].push(await load(targets[which], sliceSeconds, options.connections));
       }
       const ratio = (pick: (s: Slice) => number) =>
         median(slices.big.map((s, r) => pick(s) / pick(slices.small[r]!)));
@@ -279,7 +314,11 @@ export async function runGrowthBench(
   writeFileSync(bareBodyPath, pageBody);
   const memory = {
     bare: await measureMemory(() => startBare(bareBodyPath, workDir), mixed, options),
-    small: await measureMemory(() => startServe(small.built.path, keys.small, infoPath, workDir), mixed, options),
+    small: await measureMemory(
+      () => startServe(small.built.path, keys.small, infoPath, workDir),
+      mixed,
+      options,
+    ),
     big: await measureMemory(() => startServe(big.built.path, keys.big, infoPath, workDir), mixed, options),
   };
   log(
@@ -348,7 +387,8 @@ async function answer(url: string): Promise<string> {
   const response = await fetch(url);
   const body = await response.text();
   const code = (JSON.parse(body) as { code?: unknown }).code;
-  if (response.status !== 200 || code !== 1) throw new Error(`${url}: HTTP ${response.status}, code ${String(code)}`);
+  if (response.status !== 200 || code !== 1)
+    throw new Error(`${url}: HTTP ${response.status}, code ${String(code)}`);
   return body;
 }
 
@@ -410,7 +450,18 @@ async function startServe(
   cwd: string,
 ): Promise<{ server: Server; ms: number }> {
   const port = await freePort();
-  const args = [BIN, 'serve', '--db', db, '--host', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  const args = [
+    BIN,
+    'serve',
+    '--db',
+    db,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--log-level',
+    'warn',
+  ];
   const { child, ms, stop } = await spawnUntilOk(args, port, `${path}?apikey=${apiKey}`, cwd);
   return { server: { url: `http://127.0.0.1:${port}`, pid: child.pid!, apiKey, stop }, ms };
 }
@@ -447,7 +498,11 @@ async function measureMemory(
   try {
     const idleBytes = procStatus(server.pid, 'VmRSS');
     const withKey = server.apiKey === '' ? paths : paths.map((p) => `${p}?apikey=${server.apiKey}`);
-    const slice = await load({ url: server.url, paths: withKey, pid: server.pid }, options.memorySeconds, options.connections);
+    const slice = await load(
+      { url: server.url, paths: withKey, pid: server.pid },
+      options.memorySeconds,
+      options.connections,
+    );
     return {
       idleBytes,
       peakBytes: procStatus(server.pid, 'VmHWM'),
@@ -472,7 +527,9 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
   const ms = (n: number) => `${fixed(n, 0)} ms`;
   const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
   const worstP50 = Math.max(...r.cases.map((c) => c.p50Ratio));
-  const worstUncached = Math.max(...r.cases.filter((c) => c.server === 'uncached' || c.distinct > 1).map((c) => c.p50Ratio));
+  const worstUncached = Math.max(
+    ...r.cases.filter((c) => c.server === 'uncached' || c.distinct > 1).map((c) => c.p50Ratio),
+  );
   const m = r.memory;
   const shapeLine =
     `${int(b.transfers)} SYNTHETIC transfers (\`src/importer/testing/synthetic-export.ts\`, seed ${o.shape.seed}) of ` +
@@ -487,10 +544,7 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     '',
     `Stores: ${shapeLine} ${built}`,
     '',
-    '| | baseline: 100k store | 10M store | ratio 10M / 100k | target |'
-      .replace('100k', short(s.transfers))
-      .replace('10M', short(b.transfers))
-      .replace('10M / 100k', `${short(b.transfers)} / ${short(s.transfers)}`),
+    `| | baseline: ${short(s.transfers)} store | ${short(b.transfers)} store | ratio ${short(b.transfers)} / ${short(s.transfers)} | target |`,
     '|---|---|---|---|---|',
     `| SQLite file (main + WAL), bytes per transfer | ${fixed(perTransfer(s), 0)} (${mib(s.bytes)}) | **${fixed(perTransfer(b), 0)}** (${mib(b.bytes)}) | ${fixed(perTransfer(b) / perTransfer(s))} | ≤ 200 at ${short(b.transfers)}: ${verdict(perTransfer(b) <= 200)} |`,
     `| of which \`transfers\` (table, its key is the only index) | ${fixed(objectBytes(s, 'transfers') / s.transfers, 0)} | ${fixed(objectBytes(b, 'transfers') / b.transfers, 0)} | | |`,
@@ -514,7 +568,7 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     '',
     `API: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up per store, then ${o.durationSeconds} s per store in ` +
       `${o.rounds} rounds in which the two stores take turns; ratio: median of the per-round ratios ${short(b.transfers)} ÷ ${short(s.transfers)}; ` +
-      'p50 / p99: median of the rounds\' percentiles (autocannon counts whole milliseconds); CPU: user + system time of the server process per request. ' +
+      "p50 / p99: median of the rounds' percentiles (autocannon counts whole milliseconds); CPU: user + system time of the server process per request. " +
       '**cached**: the real `tokenquery serve`, response cache on, one request repeated, so after the first every answer comes from the cache. ' +
       '**varied**: the same `serve`, rotating over more distinct requests than the cache holds (32 MiB), so every answer is read from the store. ' +
       '**uncached**: `startApiServer` (what `serve` runs) with `responseCache: false` (`bench/api-server-child.ts`; `serve` has no switch for it): every answer read from the store.',

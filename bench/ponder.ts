@@ -345,6 +345,15 @@ async function runPonder(
       env: { ...process.env, PONDER_TELEMETRY_DISABLED: 'true', PONDER_LOG_LEVEL: 'info', NO_COLOR: '1' },
     },
   );
+  // Its own process group does not get the terminal's Ctrl-C: take it down with the benchmark.
+  const killOnExit = (): void => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  process.once('exit', killOnExit);
   const sampler = treeRssSampler(child.pid!);
   try {
     const { syncStartedAt, readyAt } = await new Promise<{ syncStartedAt: number; readyAt: number }>(
@@ -410,6 +419,7 @@ async function runPonder(
   } finally {
     sampler.stop();
     await stopGroup(child);
+    process.off('exit', killOnExit);
   }
 }
 

@@ -45,7 +45,9 @@ const { values, positionals } = parseArgs({
   },
 });
 const which = positionals[0] ?? 'all';
-if (!['all', 'backfill', 'api', 'neo', 'import', 'postgres', 'realtime', 'ponder', 'growth'].includes(which)) {
+if (
+  !['all', 'backfill', 'api', 'neo', 'import', 'postgres', 'realtime', 'ponder', 'growth'].includes(which)
+) {
   console.error(
     `unknown benchmark "${which}": use backfill, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but import, postgres, realtime, ponder and growth`,
   );
@@ -189,8 +191,8 @@ try {
         shape: { transfers: Number(values['growth-rows']), holders: 500_000, tokens: 1_000, seed: 1 },
         baseTransfers: 100_000,
         connections: Number(values.connections),
-        durationSeconds: 6,
-        rounds: 3,
+        durationSeconds: 10,
+        rounds: 5,
         warmupSeconds: 1,
         memorySeconds: 15,
         startupReps: 5,

@@ -40,7 +40,7 @@ export interface EvmIndexerOptions {
    * transfers, and commits less often. Default 20,000.
    */
   minBatchTransfers?: number;
-  /** See `minBatchTransfers`. Default 1,000 ms. */
+  /** See `minBatchTransfers`. Default 200 ms. */
   maxBatchWaitMs?: number;
   /**
    * New-head announcements (a websocket subscription): once caught up, the indexer waits for the
@@ -119,7 +119,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const concurrency = options.concurrency ?? 4;
   const maxReadyTransfers = options.maxReadyTransfers ?? 50_000;
   const minBatchTransfers = Math.min(options.minBatchTransfers ?? 20_000, maxReadyTransfers);
-  const maxBatchWaitMs = options.maxBatchWaitMs ?? 1_000;
+  const maxBatchWaitMs = options.maxBatchWaitMs ?? 200;
   const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
   const followChunk = options.followChunk ?? 100;
   const planner = createRangePlanner({ initial: options.initialRange ?? 100 });
@@ -369,10 +369,20 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     } finally {
       // Never leave a commit running behind the caller's back (a rollback or a new backfill
       // must start from the checkpoint it writes).
+      let committed = true;
       if (committing !== null) {
         const outcome: Settled<void> = await committing;
+        committed = outcome.ok;
         if (!outcome.ok && !signal.aborted)
           logger.debug({ error: errorMessage(outcome.error) }, 'commit failed');
+      }
+      // A shutdown keeps what is already fetched: the ranges waiting for a batch are committed
+      // (they continue the checkpoint just written), so a restart does not fetch them again.
+      if (signal.aborted && committed && ready.length > 0) {
+        const batch = mergeRanges(ready);
+        await commit(batch, { toBlockHash: null, blocks: [] }).catch((error: unknown) =>
+          logger.debug({ error: errorMessage(error) }, 'final commit at shutdown failed'),
+        );
       }
       progress?.finish();
     }

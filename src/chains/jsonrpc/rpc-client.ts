@@ -4,6 +4,7 @@ import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import type { RpcFailure, RpcObserver } from '../../internal/rpc-metrics.js';
 import { RangeTooLargeError, RpcResponseError, RpcTransportError } from './errors.js';
+import { createHttpPoster, type HttpAnswer } from './http-post.js';
 
 export { RangeTooLargeError } from './errors.js';
 
@@ -237,8 +238,8 @@ function failureOf(error: unknown): RpcFailure {
 }
 
 /**
- * A JSON-RPC client over HTTP(S) with retries, batching and typed errors.
- * Uses the global `fetch` (keep-alive by default in Node 20).
+ * A JSON-RPC client over HTTP(S) with retries, batching and typed errors, over `node:http` with
+ * keep-alive (see http-post.ts).
  */
 export function createRpcClient(options: RpcClientOptions): RpcClient {
   const logger = options.logger;
@@ -251,6 +252,7 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   const { endpoint, authorization } = parseEndpoint(options.url);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (authorization !== undefined) headers.authorization = authorization;
+  const http = createHttpPoster(endpoint, headers);
   let nextId = 1;
 
   /**
@@ -307,26 +309,22 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
    * TransientFault/RpcTransportError.
    */
   async function post(body: string, scan?: { scanner: AnswerScanner; id: number }): Promise<unknown> {
-    let response: Response;
+    let response: HttpAnswer;
     let text: string;
-    let bytes: Buffer;
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
+      : AbortSignal.timeout(timeoutMs);
     try {
-      response = await fetch(endpoint, {
-        method: 'POST',
-        headers,
-        body,
-        signal: options.signal
-          ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
-          : AbortSignal.timeout(timeoutMs),
-      });
-      bytes = Buffer.from(await response.arrayBuffer());
-      text = bodyText(bytes);
+      response = await http.post(body, signal);
+      text = bodyText(response.body);
     } catch (error) {
-      const reason = describeFetchError(error, timeoutMs);
-      throw new TransientFault(reason, { failure: reason.startsWith('timed out') ? 'timeout' : 'network' });
+      // Aborted: the timeout (or shutdown, which ends retries anyway) cut the round trip short,
+      // whichever way the socket then failed.
+      const reason = signal.aborted ? `timed out after ${timeoutMs} ms` : describeNetworkError(error);
+      throw new TransientFault(reason, { failure: signal.aborted ? 'timeout' : 'network' });
     }
     if (scan !== undefined && response.status === 200) {
-      const value = scan.scanner(text, bytes, scan.id);
+      const value = scan.scanner(text, response.body, scan.id);
       if (value !== null) return new ScannedAnswer(value);
     }
     const parsed = tryParseJson(text);
@@ -336,16 +334,16 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       if (isRangeEnvelope(parsed)) return parsed;
       throw new TransientFault(`HTTP ${status}`, {
         status,
-        retryAfterMs: parseRetryAfter(response),
+        retryAfterMs: parseRetryAfter(response.retryAfter),
         failure: 'http',
       });
     }
     if (parsed === undefined) {
-      if (!response.ok)
+      if (!isOk(status))
         throw new RpcTransportError(`RPC endpoint answered HTTP ${status}`, { status, retryable: false });
       throw new TransientFault('malformed JSON body', { status });
     }
-    if (!response.ok && !looksLikeJsonRpc(parsed)) {
+    if (!isOk(status) && !looksLikeJsonRpc(parsed)) {
       throw new RpcTransportError(`RPC endpoint answered HTTP ${status}`, { status, retryable: false });
     }
     return parsed;
@@ -463,7 +461,7 @@ function batchMethod(calls: readonly RpcBatchCall[], indices: readonly number[])
   return indices.every((i) => calls[i]!.method === method) ? method : 'mixed';
 }
 
-/** Splits `user:pass@` out of the URL: undici's fetch refuses URLs with credentials. */
+/** Splits `user:pass@` out of the URL: credentials go in the Authorization header, never in logs. */
 function parseEndpoint(url: string): { endpoint: string; authorization: string | undefined } {
   let parsed: URL;
   try {
@@ -485,11 +483,11 @@ function parseEndpoint(url: string): { endpoint: string; authorization: string |
   return { endpoint: parsed.toString(), authorization };
 }
 
-/** A short reason for a failed fetch, without addresses: undici messages can name host and port. */
-function describeFetchError(error: unknown, timeoutMs: number): string {
+/** A short reason for a failed round trip, without addresses: error messages can name host and port. */
+function describeNetworkError(error: unknown): string {
   if (error instanceof Error) {
-    if (error.name === 'TimeoutError' || error.name === 'AbortError')
-      return `timed out after ${timeoutMs} ms`;
+    const own = (error as { code?: unknown }).code;
+    if (typeof own === 'string') return `network error (${own})`;
     const cause = (error as { cause?: unknown }).cause;
     const code = isRecord(cause) && typeof cause.code === 'string' ? cause.code : undefined;
     if (code !== undefined) return `network error (${code})`;
@@ -499,9 +497,12 @@ function describeFetchError(error: unknown, timeoutMs: number): string {
   return 'network error';
 }
 
-function parseRetryAfter(response: Response): number | undefined {
-  const value = response.headers.get('retry-after');
-  if (value === null) return undefined;
+function isOk(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
   const date = Date.parse(value);
