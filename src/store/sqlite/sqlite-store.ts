@@ -479,6 +479,25 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     return true;
   };
 
+  // The same for balances: an EVM holder and a positive amount, one row per statement.
+  const balanceUpsert = (value: string): Database.Statement =>
+    db.prepare(
+      `INSERT INTO balances (token_id, holder, amount) VALUES (?, unhex(?), ${value})
+       ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount`,
+    );
+  const upsertHexBalance = { integerAmount: balanceUpsert('?'), blobAmount: balanceUpsert('unhex(?)') };
+  /** Writes the balance as {@link encodeHex}/{@link encodeAmount} would, or returns false for the general statement. */
+  const upsertIfHex = (id: number, holder: string, amount: bigint): boolean => {
+    if (amount < 0n || !isLowerHex(holder)) return false;
+    const small = amount <= 9007199254740991n;
+    (small ? upsertHexBalance.integerAmount : upsertHexBalance.blobAmount).run(
+      id,
+      holder.slice(2),
+      small ? amount : amountHexDigits(amount),
+    );
+    return true;
+  };
+
   const bulk = {
     insertTransfers: multiRow(
       db,
@@ -639,9 +658,11 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         amounts[i] = after;
         // A zero balance has no row, so a row exists exactly when the old balance is non-zero.
         if (after !== 0n) {
-          upserts.push(id);
-          pushHexParams(upserts, holder);
-          pushAmountParams(upserts, after);
+          if (!upsertIfHex(id, holder, after)) {
+            upserts.push(id);
+            pushHexParams(upserts, holder);
+            pushAmountParams(upserts, after);
+          }
         } else if (old !== 0n) {
           const key: unknown[] = [id];
           pushHexParams(key, holder);
