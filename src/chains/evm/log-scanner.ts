@@ -15,6 +15,11 @@
  * before. So the scanner never decides that an answer is bad; it only ever saves work on good ones,
  * and for those it must give what the general path gives: `log-scanner.test.ts` checks that on
  * the real mainnet fixtures and on thousands of mutated answers.
+ *
+ * Measured on anvil's answers of 1,000 transfers per block: 3.2 µs per log, against 4.7 µs for
+ * JSON.parse, validation and decoding, with a fraction of the garbage. Everything is read from the
+ * bytes: `String#startsWith` and `indexOf` on the (external, megabyte) answer string cost about
+ * 50 ns a call, more than the comparisons they make.
  */
 import type { TransferRecord } from '../../store/types.js';
 import { TRANSFER_TOPIC } from './abi.js';
@@ -59,6 +64,47 @@ const REMOVED = 256;
 const BLOCK_TIMESTAMP = 512;
 const REQUIRED = ADDRESS | TOPICS | DATA | BLOCK_NUMBER | BLOCK_HASH | TX_HASH | TX_INDEX | LOG_INDEX;
 
+/** Whether `b[first..close)` are all lower-case hex digits, without a branch per byte (the hot loop). */
+function allLowerHex(b: Uint8Array, first: number, close: number): boolean {
+  let bad = 0;
+  for (let j = first; j < close; j++) bad |= NOT_LOWER_HEX[b[j]!]!;
+  return bad === 0;
+}
+
+/** Whether `b` holds `expected` at `at`. Byte by byte: `String#startsWith` costs ~50 ns a call here. */
+function bytesAt(b: Uint8Array, at: number, expected: Uint8Array): boolean {
+  if (at + expected.length > b.length) return false;
+  for (let k = 0; k < expected.length; k++) if (b[at + k] !== expected[k]) return false;
+  return true;
+}
+
+/** Whether `b[a..a+length)` equals `b[c..c+length)`. */
+function sameBytes(b: Uint8Array, a: number, c: number, length: number): boolean {
+  for (let k = 0; k < length; k++) if (b[a + k] !== b[c + k]) return false;
+  return true;
+}
+
+const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
+const NAME = {
+  jsonrpc: ascii('jsonrpc'),
+  id: ascii('id'),
+  result: ascii('result'),
+  address: ascii('address'),
+  removed: ascii('removed'),
+  topics: ascii('topics'),
+  data: ascii('data'),
+  blockNumber: ascii('blockNumber'),
+  blockHash: ascii('blockHash'),
+  transactionHash: ascii('transactionHash'),
+  transactionIndex: ascii('transactionIndex'),
+  logIndex: ascii('logIndex'),
+  blockTimestamp: ascii('blockTimestamp'),
+};
+const TRANSFER_TOPIC_BYTES = ascii(TRANSFER_TOPIC);
+const FALSE = ascii('false');
+const NULL = ascii('null');
+const VERSION = ascii('"2.0"');
+
 /** Thrown inside the scanner for "not the plain shape"; caught at the top and turned into null. */
 class NotPlain extends Error {}
 const NOT_PLAIN = new NotPlain();
@@ -89,8 +135,7 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
   let at = 0;
 
   // ---- small readers; each returns the position after what it read ----
-  // Characters are read from the bytes: indexing a Uint8Array is about twice as fast as
-  // `charCodeAt` here, and the body is ASCII (one byte per character) or not scanned at all.
+  // Characters are read from the bytes (the body is ASCII, one byte per character, or not scanned).
   const ws = (i: number): number => {
     while (i < end) {
       const c = b[i]!;
@@ -104,26 +149,21 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
     if (b[i] !== code) throw NOT_PLAIN;
     return i + 1;
   };
-  /**
-   * A `"0x…"` string of `digits` lower-case hex digits (-1: any even number); `at` is its `0`.
-   * The digits are checked without a branch per character (the hot loop of a backfill).
-   */
+  /** A `"0x…"` string of `digits` lower-case hex digits (-1: any even number); `at` is its `0`. */
   const hexString = (i: number, digits: number): number => {
     i = ws(i);
     if (b[i] !== QUOTE || b[i + 1] !== ZERO || b[i + 2] !== X) throw NOT_PLAIN;
     at = i + 1;
     const first = i + 3;
-    let close: number;
+    let close = first;
     if (digits === -1) {
-      close = text.indexOf('"', first);
-      if (close === -1 || (close - first) % 2 !== 0) throw NOT_PLAIN;
+      while (close < end && b[close] !== QUOTE) close++;
+      if (close === end || (close - first) % 2 !== 0) throw NOT_PLAIN;
     } else {
       close = first + digits;
       if (close >= end || b[close] !== QUOTE) throw NOT_PLAIN;
     }
-    let bad = 0;
-    for (let j = first; j < close; j++) bad |= NOT_LOWER_HEX[b[j]!]!;
-    if (bad !== 0) throw NOT_PLAIN;
+    if (!allLowerHex(b, first, close)) throw NOT_PLAIN;
     return close + 1;
   };
   let quantity = 0;
@@ -150,35 +190,38 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
   const key = (i: number): number => {
     i = ws(i);
     if (b[i] !== QUOTE) throw NOT_PLAIN;
-    const close = text.indexOf('"', i + 1);
-    if (close === -1) throw NOT_PLAIN;
-    for (let j = i + 1; j < close; j++) if (b[j] === BACKSLASH) throw NOT_PLAIN;
+    let close = i + 1;
+    while (close < end && b[close] !== QUOTE) {
+      if (b[close] === BACKSLASH) throw NOT_PLAIN;
+      close++;
+    }
+    if (close === end) throw NOT_PLAIN;
     at = i + 1;
     keyLength = close - at;
     return expect(close + 1, COLON);
   };
-  const isKey = (name: string): boolean => keyLength === name.length && text.startsWith(name, at);
+  const isKey = (name: Uint8Array): boolean => keyLength === name.length && bytesAt(b, at, name);
   /** The bit of the log key just read, or 0 for a key the general path ignores. */
   const logKeyBit = (): number => {
     switch (keyLength) {
       case 7:
-        return isKey('address') ? ADDRESS : isKey('removed') ? REMOVED : 0;
+        return isKey(NAME.address) ? ADDRESS : isKey(NAME.removed) ? REMOVED : 0;
       case 6:
-        return isKey('topics') ? TOPICS : 0;
+        return isKey(NAME.topics) ? TOPICS : 0;
       case 4:
-        return isKey('data') ? DATA : 0;
+        return isKey(NAME.data) ? DATA : 0;
       case 11:
-        return isKey('blockNumber') ? BLOCK_NUMBER : 0;
+        return isKey(NAME.blockNumber) ? BLOCK_NUMBER : 0;
       case 9:
-        return isKey('blockHash') ? BLOCK_HASH : 0;
+        return isKey(NAME.blockHash) ? BLOCK_HASH : 0;
       case 15:
-        return isKey('transactionHash') ? TX_HASH : 0;
+        return isKey(NAME.transactionHash) ? TX_HASH : 0;
       case 16:
-        return isKey('transactionIndex') ? TX_INDEX : 0;
+        return isKey(NAME.transactionIndex) ? TX_INDEX : 0;
       case 8:
-        return isKey('logIndex') ? LOG_INDEX : 0;
+        return isKey(NAME.logIndex) ? LOG_INDEX : 0;
       case 14:
-        return isKey('blockTimestamp') ? BLOCK_TIMESTAMP : 0;
+        return isKey(NAME.blockTimestamp) ? BLOCK_TIMESTAMP : 0;
       default:
         return 0;
     }
@@ -211,12 +254,12 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
   let result: ScannedTransfers | null = null;
   for (;;) {
     i = key(i);
-    if (isKey('jsonrpc') && !sawJsonrpc) {
+    if (isKey(NAME.jsonrpc) && !sawJsonrpc) {
       sawJsonrpc = true;
       i = ws(i);
-      if (!text.startsWith('"2.0"', i)) throw NOT_PLAIN;
+      if (!bytesAt(b, i, VERSION)) throw NOT_PLAIN;
       i += 5;
-    } else if (isKey('id') && !sawId) {
+    } else if (isKey(NAME.id) && !sawId) {
       sawId = true;
       i = ws(i);
       const digits = String(id);
@@ -225,7 +268,7 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
       const after = b[i]!;
       if (after >= 48 && after <= 57) throw NOT_PLAIN; // a longer number
       if (after === 46 || after === 101 || after === 69) throw NOT_PLAIN; // 1.0, 1e0: let JSON.parse judge
-    } else if (isKey('result') && result === null) {
+    } else if (isKey(NAME.result) && result === null) {
       const logs = readLogs(i);
       result = logs.value;
       i = logs.next;
@@ -248,7 +291,7 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
     let logCount = 0;
     let previousBlock = -1;
     let previousLogIndex = -1;
-    let blockHashOfPrevious = '';
+    let previousBlockHashAt = -1;
     let i = expect(start, OPEN_BRACKET);
     i = ws(i);
     if (b[i] === CLOSE_BRACKET) return { value: { transfers, logCount }, next: i + 1 };
@@ -278,7 +321,7 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
           case REMOVED:
             i = ws(i);
             // `removed: true` logs are dropped by the general path; rare enough to leave to it.
-            if (!text.startsWith('false', i)) throw NOT_PLAIN;
+            if (!bytesAt(b, i, FALSE)) throw NOT_PLAIN;
             i += 5;
             break;
           case TOPICS:
@@ -324,7 +367,7 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
             break;
           case BLOCK_TIMESTAMP:
             i = ws(i);
-            if (text.startsWith('null', i)) i += 4;
+            if (bytesAt(b, i, NULL)) i += 4;
             else {
               i = quantityString(i);
               time = quantity;
@@ -346,14 +389,16 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
 
       // ---- the general path's checks, on numbers and positions ----
       if (blockNumber < from || blockNumber > to) throw NOT_PLAIN;
-      if (topicCount === 0 || !text.startsWith(TRANSFER_TOPIC, topics[0]!)) throw NOT_PLAIN;
+      if (topicCount === 0 || !bytesAt(b, topics[0]!, TRANSFER_TOPIC_BYTES)) throw NOT_PLAIN;
       if (blockNumber === previousBlock) {
-        if (logIndex <= previousLogIndex || !text.startsWith(blockHashOfPrevious, blockHash)) throw NOT_PLAIN;
-      } else {
+        if (logIndex <= previousLogIndex || !sameBytes(b, blockHash, previousBlockHashAt, 66))
+          throw NOT_PLAIN;
+      } else if (blockNumber < previousBlock) {
         // Chain order only: anything else is sorted (or refused) by the general path.
-        if (blockNumber < previousBlock) throw NOT_PLAIN;
-        blockHashOfPrevious = text.slice(blockHash, blockHash + 66);
+        throw NOT_PLAIN;
       }
+      previousBlockHashAt = blockHash;
+
       previousBlock = blockNumber;
       previousLogIndex = logIndex;
       logCount++;
