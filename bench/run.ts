@@ -20,6 +20,8 @@ import type { ProfileEntry, ProfileSummary } from './profile.js';
 import { renderRealtime, runRealtimeBench } from './realtime.js';
 
 const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
+/** `backfill-large`: issue #5's size (at least 1,000,000 transfers to at least 50,000 holders). */
+const LARGE_CHAIN = { transfers: 1_000_000, holders: 50_000, perBlock: 1_000 };
 /** 5 blocks of 1,000 transfers: 5,000 logs per request, the indexer's range planner's target. */
 const CHUNK = 5;
 /** The indexer's default number of `eth_getLogs` requests in flight. */
@@ -49,7 +51,7 @@ if (
   !['all', 'backfill', 'api', 'neo', 'import', 'postgres', 'realtime', 'ponder', 'growth'].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but import, postgres, realtime, ponder and growth`,
+    `unknown benchmark "${which}": use backfill, backfill-large, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but backfill-large, import, postgres, realtime, ponder and growth`,
   );
   process.exit(2);
 }
@@ -118,7 +120,22 @@ try {
     );
     sections.ponder = renderPonder(report, machineLine(facts));
   }
+  if (which === 'backfill-large') {
+    // The backfill benchmark on a chain five times longer, with more holders (not in the default run).
+    chain = await prepareChain(LARGE_CHAIN);
+    log(
+      `chain ready in ${chain.setupSeconds.toFixed(1)} s: ${int(LARGE_CHAIN.transfers)} transfers in ${chain.sprayBlocks} blocks, head ${chain.head}`,
+    );
+    const report = await runBackfillBench(
+      chain,
+      { reps: Number(values.reps), chunk: CHUNK, concurrency: CONCURRENCY, profile: values.profile, workDir },
+      log,
+    );
+    sections['backfill-large'] = renderBackfill(report, chain, facts);
+    await chain.anvil.stop();
+  }
   if (
+    which !== 'backfill-large' &&
     which !== 'neo' &&
     which !== 'import' &&
     which !== 'postgres' &&

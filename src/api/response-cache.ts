@@ -10,6 +10,14 @@
  * kept. Bounded: at most `maxBytes` of bodies and `maxEntries` entries, oldest dropped first
  * (first in, first out: a hit costs one map lookup, and every entry lives only until the data
  * next changes anyway, which an indexer following a chain does every block).
+ *
+ * An answer is kept the second time its key is asked for, not the first (`admitOnSecondRequest`):
+ * a client walking through many pages asks each one once, and keeping those answers only churned
+ * the cache. Each kept body outlived a few young-generation GCs and waited for a full one, so
+ * under such load the process held the cache's 32 MiB plus as much again of evicted bodies
+ * (bench/growth.ts: peak RSS 238 MB against 162 MB without the cache), and answered more slowly
+ * than with no cache at all. The keys seen once are remembered (at most `maxEntries` of them,
+ * oldest forgotten first) across version changes: popularity is not data.
  */
 
 export interface ResponseCacheOptions {
@@ -19,6 +27,8 @@ export interface ResponseCacheOptions {
   maxBytes?: number;
   /** Most entries kept. Default 16 384. */
   maxEntries?: number;
+  /** Keep an answer only when its key was asked for before (see above). Default true. */
+  admitOnSecondRequest?: boolean;
 }
 
 export interface ResponseCache {
@@ -40,6 +50,9 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   const maxEntries = Math.max(1, options.maxEntries ?? 16_384);
   // Insertion-ordered: the first entry is the oldest.
   const entries = new Map<string, Buffer>();
+  /** Keys asked for once and not kept yet; insertion-ordered, oldest first. */
+  const seenOnce = new Set<string>();
+  const admitOnSecondRequest = options.admitOnSecondRequest ?? true;
   let bytes = 0;
   let current = Number.NaN;
 
@@ -62,6 +75,11 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     },
     set(key, body, version) {
       if (version !== current || body.length > maxBytes) return;
+      if (admitOnSecondRequest && !entries.has(key) && !seenOnce.delete(key)) {
+        seenOnce.add(key);
+        if (seenOnce.size > maxEntries) seenOnce.delete(seenOnce.values().next().value as string);
+        return;
+      }
       const old = entries.get(key);
       if (old !== undefined) {
         entries.delete(key);
