@@ -306,9 +306,17 @@ export async function runGrowthBench(
   }
 
   // ---- memory: a fresh process per server, loaded with every operation's varied requests ----
+  // Half of it a crawl through every token's pages 1–50 (page by page across the tokens, so it
+  // reaches all over the file and fills SQLite's page cache), half the rotations measured above.
   const mixed: string[] = [];
-  for (let i = 0; i < Math.max(variedFirst.length, variedDeep.length); i++) {
-    for (const list of [variedFirst, variedDeep, infoAll, listPages]) mixed.push(list[i % list.length]!);
+  const others = [variedFirst, variedDeep, infoAll, listPages];
+  for (let page = 1, i = 0; page <= 50; page++) {
+    for (const token of tokens) {
+      mixed.push(txPath(token, page, 50));
+      const list = others[i % others.length]!;
+      mixed.push(list[Math.floor(i / others.length) % list.length]!);
+      i++;
+    }
   }
   // The bare server answers every request with the largest body in the mix: a full page of 50 transfers.
   writeFileSync(bareBodyPath, pageBody);
@@ -560,8 +568,8 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
       `the three servers take turns, ${r.startup.small.length} starts each (all: bare ${r.startup.bare.map((x) => fixed(x, 0)).join(', ')} ms; ` +
       `${short(s.transfers)} ${r.startup.small.map((x) => fixed(x, 0)).join(', ')} ms; ${short(b.transfers)} ${r.startup.big.map((x) => fixed(x, 0)).join(', ')} ms).`,
     '',
-    `Memory: a fresh process each, ${o.connections} connections for ${o.memorySeconds} s of every operation's varied requests ` +
-      `(below) in turn; the bare server answers a full Transaction List page (${int(r.bareBodyBytes)} B) to every request. RSS once answering, before the load: bare ${mb(m.bare.idleBytes)}, ` +
+    `Memory: a fresh process each, ${o.connections} connections for ${o.memorySeconds} s: half of the requests a crawl through ` +
+      `pages 1–50 of every token (size 50, page by page across the tokens), half the varied and uncached rotations below; the bare server answers a full Transaction List page (${int(r.bareBodyBytes)} B) to every request. RSS once answering, before the load: bare ${mb(m.bare.idleBytes)}, ` +
       `${short(s.transfers)} ${mb(m.small.idleBytes)}, ${short(b.transfers)} ${mb(m.big.idleBytes)}; requests/s during the load: ` +
       `bare ${int(m.bare.requestsPerSecond)}, ${short(s.transfers)} ${int(m.small.requestsPerSecond)}, ${short(b.transfers)} ${int(m.big.requestsPerSecond)}` +
       ` (errors: ${m.bare.errors}, ${m.small.errors}, ${m.big.errors}). Peak RSS of \`serve\` on the ${short(b.transfers)} store over the whole API measurement below: ${mb(r.bigServePeakDuringApi)}.`,
@@ -569,7 +577,7 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     `API: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up per store, then ${o.durationSeconds} s per store in ` +
       `${o.rounds} rounds in which the two stores take turns; ratio: median of the per-round ratios ${short(b.transfers)} ÷ ${short(s.transfers)}; ` +
       "p50 / p99: median of the rounds' percentiles (autocannon counts whole milliseconds); CPU: user + system time of the server process per request. " +
-      '**cached**: the real `tokenquery serve`, response cache on, one request repeated, so after the first every answer comes from the cache. ' +
+      '**cached**: the real `tokenquery serve`, response cache on, one request repeated, so after the second every answer comes from the cache. ' +
       '**varied**: the same `serve`, rotating over more distinct requests than the cache holds (32 MiB), so every answer is read from the store. ' +
       '**uncached**: `startApiServer` (what `serve` runs) with `responseCache: false` (`bench/api-server-child.ts`; `serve` has no switch for it): every answer read from the store.',
     '',

@@ -48,7 +48,18 @@ const { values, positionals } = parseArgs({
 });
 const which = positionals[0] ?? 'all';
 if (
-  !['all', 'backfill', 'api', 'neo', 'import', 'postgres', 'realtime', 'ponder', 'growth'].includes(which)
+  ![
+    'all',
+    'backfill',
+    'backfill-large',
+    'api',
+    'neo',
+    'import',
+    'postgres',
+    'realtime',
+    'ponder',
+    'growth',
+  ].includes(which)
 ) {
   console.error(
     `unknown benchmark "${which}": use backfill, backfill-large, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but backfill-large, import, postgres, realtime, ponder and growth`,
@@ -131,7 +142,7 @@ try {
       { reps: Number(values.reps), chunk: CHUNK, concurrency: CONCURRENCY, profile: values.profile, workDir },
       log,
     );
-    sections['backfill-large'] = renderBackfill(report, chain, facts);
+    sections['backfill-large'] = renderBackfill(report, chain, facts, 0.8);
     await chain.anvil.stop();
   }
   if (
@@ -248,7 +259,8 @@ function machineLine(f: MachineFacts): string {
   return `Measured ${f.date} on ${f.cpu}, ${f.cores} cores, ${f.memoryGiB} GiB RAM, Node ${f.node}, ${f.anvil}; load average ${f.load.toFixed(1)} at the start (shared machine).`;
 }
 
-function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts): string {
+/** `target`: issue #2's 0.5 for the 200k chain, issue #5's 0.8 for the large one. */
+function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts, target = 0.5): string {
   const n = r.reps[0]!.indexer.items;
   const lines = [
     machineLine(f),
@@ -261,7 +273,7 @@ function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts): stri
     '',
     '| | baseline: bare `eth_getLogs` | tokenquery indexer | ratio tokenquery / baseline |',
     '|---|---|---|---|',
-    `| throughput (median) | ${int(r.baselineLogsPerSecond)} logs/s | ${int(r.indexerTransfersPerSecond)} transfers/s | **${fixed(r.ratio)}** (target ≥ 0.5) |`,
+    `| throughput (median) | ${int(r.baselineLogsPerSecond)} logs/s | ${int(r.indexerTransfersPerSecond)} transfers/s | **${fixed(r.ratio)}** (target ≥ ${target}) |`,
     ...r.reps.map(
       (rep, i) =>
         `| repetition ${i + 1} | ${int(rep.baseline.items)} logs in ${fixed(rep.baseline.seconds)} s | ` +

@@ -11,13 +11,16 @@
  * (first in, first out: a hit costs one map lookup, and every entry lives only until the data
  * next changes anyway, which an indexer following a chain does every block).
  *
- * An answer is kept the second time its key is asked for, not the first (`admitOnSecondRequest`):
- * a client walking through many pages asks each one once, and keeping those answers only churned
- * the cache. Each kept body outlived a few young-generation GCs and waited for a full one, so
- * under such load the process held the cache's 32 MiB plus as much again of evicted bodies
- * (bench/growth.ts: peak RSS 238 MB against 162 MB without the cache), and answered more slowly
- * than with no cache at all. The keys seen once are remembered (at most `maxEntries` of them,
- * oldest forgotten first) across version changes: popularity is not data.
+ * An answer is kept the second time its key is asked for, not the first (`admitOnSecondRequest`),
+ * and only when it is asked for again soon enough to still be in the cache the next time: a
+ * client walking through many pages asks each one once, or comes back to it only after more other
+ * pages than the cache holds, and keeping those answers only churned the cache (first in, first
+ * out: no hit at all). Each kept body outlived a few young-generation GCs and waited for a full
+ * one, so under such load the process held the cache's 32 MiB plus as much again of evicted
+ * bodies (bench/growth.ts: peak RSS 238 MB against 162 MB without the cache), and answered more
+ * slowly than with no cache at all. So the keys seen once are remembered, oldest forgotten first,
+ * only as many as the cache holds answers of the recent mean size, and across version changes
+ * (popularity is not data).
  */
 
 export interface ResponseCacheOptions {
@@ -53,6 +56,8 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
   /** Keys asked for once and not kept yet; insertion-ordered, oldest first. */
   const seenOnce = new Set<string>();
   const admitOnSecondRequest = options.admitOnSecondRequest ?? true;
+  /** Moving mean of the answers' sizes: how many of them the byte bound lets the cache hold. */
+  let meanBytes = 0;
   let bytes = 0;
   let current = Number.NaN;
 
@@ -75,9 +80,11 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
     },
     set(key, body, version) {
       if (version !== current || body.length > maxBytes) return;
+      meanBytes = meanBytes === 0 ? body.length : meanBytes + (body.length - meanBytes) / 64;
       if (admitOnSecondRequest && !entries.has(key) && !seenOnce.delete(key)) {
         seenOnce.add(key);
-        if (seenOnce.size > maxEntries) seenOnce.delete(seenOnce.values().next().value as string);
+        const reach = Math.max(1, Math.min(maxEntries, Math.floor(maxBytes / Math.max(1, meanBytes))));
+        while (seenOnce.size > reach) seenOnce.delete(seenOnce.values().next().value as string);
         return;
       }
       const old = entries.get(key);

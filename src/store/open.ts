@@ -11,6 +11,8 @@ export interface OpenStoreOptions {
    * Default false.
    */
   writerThread?: boolean;
+  /** SQLite without the writer thread: the connection's page cache in KiB (default 32 MiB). */
+  sqliteCacheKiB?: number;
 }
 
 /** Opens (and migrates) the store named by `location`. The backend's driver is loaded only when used. */
@@ -24,5 +26,9 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     return openSqliteStoreWithWriterThread({ path: options.location, logger: options.logger });
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
-  return openSqliteStore({ path: options.location, logger: options.logger });
+  return openSqliteStore({
+    path: options.location,
+    logger: options.logger,
+    ...(options.sqliteCacheKiB === undefined ? {} : { cacheKiB: options.sqliteCacheKiB }),
+  });
 }

@@ -58,6 +58,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Balances the writer keeps in memory (see `balanceCache`). Default 500,000 (~75 MiB). */
   balanceCacheSize?: number;
+  /** SQLite's page cache of this connection, in KiB. Default 32 MiB (for the writer's balance pages). */
+  cacheKiB?: number;
 }
 
 /** Opens (creating and migrating when needed) a SQLite store. */
@@ -83,7 +85,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     // the process (it is in the WAL file), and only an OS crash or power loss can lose the last
     // few commits, never consistency. The indexer then simply re-indexes from its checkpoint.
     db.pragma('synchronous = NORMAL');
-    db.pragma('cache_size = -32768'); // 32 MiB of page cache per connection
+    db.pragma(`cache_size = -${Math.max(64, Math.floor(options.cacheKiB ?? 32 * 1024))}`);
     db.pragma('temp_store = MEMORY');
     // Checkpoint after 16 Ki pages (64 MiB) of WAL instead of SQLite's 1 000: indexing rewrites the
     // same balance pages batch after batch, and a bigger WAL copies each page back (and fsyncs)
