@@ -299,13 +299,17 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const inflight: { from: number; to: number; result: Promise<Settled<FetchedRange>> }[] = [];
     const launch = (from: number, to: number) => ({ from, to, result: settle(fetchRange(from, to)) });
     let cursor = next;
-    // Ranges fetched in order and waiting for the commit in flight. They are merged into one
-    // batch when it finishes: the slower the store, the bigger (and cheaper per transfer) the
-    // next batch. Fetching goes on meanwhile, until `maxReadyTransfers` are waiting.
+    // Ranges fetched in order and waiting for a commit. They are merged into one batch when a
+    // commit can start: the slower the store, the bigger (and cheaper per transfer) the next
+    // batch. Fetching goes on meanwhile, until `maxReadyTransfers` are waiting.
     let ready: FetchedRange[] = [];
     let readyTransfers = 0;
     let readySince = 0;
-    let committing = null as Promise<Settled<void>> | null;
+    // Commits in flight, oldest first. A store that applies batches in call order (the SQLite
+    // writer thread) gets the next batch while it commits one, so it never waits for this thread
+    // to notice a commit ended and build the next batch; any other store gets one at a time.
+    const committing: Promise<Settled<void>>[] = [];
+    const commitDepth = store.ordersBatches === true ? 2 : 1;
     // Small batches cost more per transfer (every touched balance is written once per batch), so
     // a commit waits for `minBatchTransfers`, unless nothing more is coming or the wait gets long.
     const batchIsDue = (): boolean =>
@@ -316,11 +320,13 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       const batch = mergeRanges(ready);
       ready = [];
       readyTransfers = 0;
-      committing = settle(
-        commit(batch, { toBlockHash: null, blocks: [] }).then(() => {
-          transfersDone += batch.transfers.length;
-          progress?.update({ block: batch.to, transfers: transfersDone });
-        }),
+      committing.push(
+        settle(
+          commit(batch, { toBlockHash: null, blocks: [] }).then(() => {
+            transfersDone += batch.transfers.length;
+            progress?.update({ block: batch.to, transfers: transfersDone });
+          }),
+        ),
       );
     };
 
@@ -331,18 +337,19 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
           inflight.push(launch(cursor, to));
           cursor = to + 1;
         }
-        if (committing === null && ready.length > 0 && batchIsDue()) startCommit();
+        if (committing.length < commitDepth && ready.length > 0 && batchIsDue()) startCommit();
         const head = inflight[0];
-        if (head === undefined && committing === null) break;
-        // Whichever settles first: the oldest fetch, or the commit in flight.
+        const oldestCommit = committing[0];
+        if (head === undefined && oldestCommit === undefined) break;
+        // Whichever settles first: the oldest fetch, or the oldest commit in flight.
         const waits: Promise<'fetch' | 'commit'>[] = [];
         if (head !== undefined) waits.push(head.result.then(() => 'fetch' as const));
-        if (committing !== null) waits.push(committing.then(() => 'commit' as const));
+        if (oldestCommit !== undefined) waits.push(oldestCommit.then(() => 'commit' as const));
         const first = await Promise.race(waits);
         if (signal.aborted) break;
-        if (first === 'commit' && committing !== null) {
-          const outcome: Settled<void> = await committing;
-          committing = null;
+        if (first === 'commit' && oldestCommit !== undefined) {
+          const outcome: Settled<void> = await oldestCommit;
+          committing.shift();
           if (!outcome.ok) throw outcome.error;
           continue;
         }
@@ -370,9 +377,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       // Never leave a commit running behind the caller's back (a rollback or a new backfill
       // must start from the checkpoint it writes).
       let committed = true;
-      if (committing !== null) {
-        const outcome: Settled<void> = await committing;
-        committed = outcome.ok;
+      for (const pending of committing) {
+        const outcome: Settled<void> = await pending;
+        committed &&= outcome.ok;
         if (!outcome.ok && !signal.aborted)
           logger.debug({ error: errorMessage(outcome.error) }, 'commit failed');
       }

@@ -362,6 +362,13 @@ export interface TokenPage {
 export interface Store {
   /** Backend name for logs and `/status`: `sqlite` or `postgres`. */
   readonly kind: string;
+  /**
+   * True when `applyBatch` calls are applied one at a time in the order they are made (the SQLite
+   * writer thread: one queue), so a caller may send the next batch before the previous one has
+   * settled; a batch that fails makes every later one fail too (each checks that it continues
+   * the checkpoint). Otherwise a caller waits for each batch before sending the next.
+   */
+  readonly ordersBatches?: boolean;
 
   // ---- indexer (single writer per chain) ----
   getCheckpoint(chain: string): Promise<Checkpoint | null>;

@@ -106,8 +106,11 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
   const store: Store = {
     ...reader,
     kind: reader.kind,
+    // One worker, one message queue, and a synchronous transaction per message.
+    ordersBatches: true,
     // Transfers travel as columns (see batch-wire.ts): the biggest message by far.
-    applyBatch: (batch) => call('applyBatch', [batchToWire(batch)]),
+    // (async: a batch that `planBatch` refuses is a rejected promise, as from the writer)
+    applyBatch: async (batch) => call('applyBatch', [batchToWire(batch)]),
     rollback: (...args) => call('rollback', args),
     updateSupplies: (...args) => call('updateSupplies', args),
     setChainStatus: (...args) => call('setChainStatus', args),
