@@ -11,7 +11,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
-import { combine, type LoadResult, load, type Slice, type Target } from './api.js';
+import { combine, cpuSecondsOf, type LoadResult, load, type Slice, type Target } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, fixed, int, median, startChild } from './common.js';
 import {
@@ -68,6 +68,8 @@ export interface GrowthReport {
   big: StoreReport;
   /** Milliseconds from spawn to the first 200 answer, one entry per repetition. */
   startup: { bare: number[]; small: number[]; big: number[] };
+  /** CPU time (user + system) of the process when it first answered 200, in ms; same order. */
+  startupCpu: { bare: number[]; small: number[]; big: number[] };
   cases: GrowthCase[];
   memory: { bare: MemoryResult; small: MemoryResult; big: MemoryResult };
   /** `serve` on the large store: its peak RSS over the whole API measurement. */
@@ -135,6 +137,7 @@ export async function runGrowthBench(
 
   // ---- start-up: spawn to first 200, bare node -e, serve on each store, taking turns ----
   const startup = { bare: [] as number[], small: [] as number[], big: [] as number[] };
+  const startupCpu = { bare: [] as number[], small: [] as number[], big: [] as number[] };
   const infoPath = `/vipapi/eth/token/${busiest}`;
   writeFileSync(bareBodyPath, '{"code":1}');
   const starters = {
@@ -146,13 +149,15 @@ export async function runGrowthBench(
     const order = (['bare', 'small', 'big'] as const).slice();
     for (let i = 0; i < rep % 3; i++) order.push(order.shift()!);
     for (const which of order) {
-      const { server, ms } = await starters[which]();
+      const { server, ms, cpuMs } = await starters[which]();
       await server.stop();
       startup[which].push(ms);
+      startupCpu[which].push(cpuMs);
     }
   }
   log(
-    `growth: start-up medians: bare ${fixed(median(startup.bare), 0)} ms, serve small ${fixed(median(startup.small), 0)} ms, serve large ${fixed(median(startup.big), 0)} ms`,
+    `growth: start-up medians: bare ${fixed(median(startup.bare), 0)} ms, serve small ${fixed(median(startup.small), 0)} ms, serve large ${fixed(median(startup.big), 0)} ms ` +
+      `(CPU ${fixed(median(startupCpu.bare), 0)}, ${fixed(median(startupCpu.small), 0)}, ${fixed(median(startupCpu.big), 0)} ms)`,
   );
 
   // ---- API under load ----
@@ -272,16 +277,30 @@ export async function runGrowthBench(
         small: { url: servers.small.url, paths: withKey(servers.small, spec.paths), pid: servers.small.pid },
         big: { url: servers.big.url, paths: withKey(servers.big, spec.paths), pid: servers.big.pid },
       };
+      // Each run goes on in the rotation where the last one stopped (skipping the requests that
+      // may have been in flight): starting over would ask for its first paths again soon after,
+      // and the response cache would keep them.
+      const position = { small: 0, big: 0 };
+      const run = async (which: 'small' | 'big', seconds: number): Promise<Slice> => {
+        const { paths } = targets[which];
+        const k = position[which] % paths.length;
+        const slice = await load(
+          { ...targets[which], paths: [...paths.slice(k), ...paths.slice(0, k)] },
+          seconds,
+          options.connections,
+        );
+        position[which] += slice.requests + options.connections;
+        return slice;
+      };
       if (options.warmupSeconds > 0) {
-        await load(targets.small, options.warmupSeconds, options.connections);
-        await load(targets.big, options.warmupSeconds, options.connections);
+        await run('small', options.warmupSeconds);
+        await run('big', options.warmupSeconds);
       }
       const slices: Record<'small' | 'big', Slice[]> = { small: [], big: [] };
       const sliceSeconds = Math.max(1, Math.round(options.durationSeconds / options.rounds));
       for (let round = 0; round < options.rounds; round++) {
         const order = round % 2 === 0 ? (['small', 'big'] as const) : (['big', 'small'] as const);
-        for (const which of order)
-          slices[which].push(await load(targets[which], sliceSeconds, options.connections));
+        for (const which of order) slices[which].push(await run(which, sliceSeconds));
       }
       const ratio = (pick: (s: Slice) => number) =>
         median(slices.big.map((s, r) => pick(s) / pick(slices.small[r]!)));
@@ -337,6 +356,7 @@ export async function runGrowthBench(
     small,
     big,
     startup,
+    startupCpu,
     cases,
     memory,
     bigServePeakDuringApi,
@@ -410,14 +430,14 @@ function countEntries(body: string): number {
 
 /**
  * Spawns `args` (a server on `port`) and polls `path` every 5 ms over fresh connections; resolves
- * with the time from spawn to the first 200 answer.
+ * with the time from spawn to the first 200 answer, and the CPU time the process had used by then.
  */
 async function spawnUntilOk(
   args: string[],
   port: number,
   path: string,
   cwd: string,
-): Promise<{ child: ChildProcess; ms: number; stop: () => Promise<void> }> {
+): Promise<{ child: ChildProcess; ms: number; cpuMs: number; stop: () => Promise<void> }> {
   const t0 = performance.now();
   const child = spawn(process.execPath, args, { env: cleanEnv(), cwd, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -441,7 +461,10 @@ async function spawnUntilOk(
   const url = `http://127.0.0.1:${port}${path}`;
   for (;;) {
     const code = await status(url);
-    if (code === 200) return { child, ms: performance.now() - t0, stop };
+    if (code === 200) {
+      const ms = performance.now() - t0;
+      return { child, ms, cpuMs: cpuSecondsOf(child.pid!) * 1000, stop };
+    }
     if (exited || performance.now() - t0 > 60_000 || (code !== null && code !== 200)) {
       await stop();
       throw new Error(`${args.slice(1, 3).join(' ')} did not answer 200 (got ${code}): ${stderr}`);
@@ -456,7 +479,7 @@ async function startServe(
   apiKey: string,
   path: string,
   cwd: string,
-): Promise<{ server: Server; ms: number }> {
+): Promise<{ server: Server; ms: number; cpuMs: number }> {
   const port = await freePort();
   const args = [
     BIN,
@@ -470,19 +493,22 @@ async function startServe(
     '--log-level',
     'warn',
   ];
-  const { child, ms, stop } = await spawnUntilOk(args, port, `${path}?apikey=${apiKey}`, cwd);
-  return { server: { url: `http://127.0.0.1:${port}`, pid: child.pid!, apiKey, stop }, ms };
+  const { child, ms, cpuMs, stop } = await spawnUntilOk(args, port, `${path}?apikey=${apiKey}`, cwd);
+  return { server: { url: `http://127.0.0.1:${port}`, pid: child.pid!, apiKey, stop }, ms, cpuMs };
 }
 
 /** The floor: `node -e` with a bare `node:http` server answering the file's bytes to every request. */
-async function startBare(bodyPath: string, cwd: string): Promise<{ server: Server; ms: number }> {
+async function startBare(
+  bodyPath: string,
+  cwd: string,
+): Promise<{ server: Server; ms: number; cpuMs: number }> {
   const port = await freePort();
   const script =
     `const b=require('node:fs').readFileSync(${JSON.stringify(bodyPath)});` +
     "require('node:http').createServer((q,s)=>{s.writeHead(200,{'content-type':'application/json; charset=utf-8','content-length':b.length});s.end(b)})" +
     `.listen(${port},'127.0.0.1')`;
-  const { child, ms, stop } = await spawnUntilOk(['-e', script], port, '/', cwd);
-  return { server: { url: `http://127.0.0.1:${port}`, pid: child.pid!, apiKey: '', stop }, ms };
+  const { child, ms, cpuMs, stop } = await spawnUntilOk(['-e', script], port, '/', cwd);
+  return { server: { url: `http://127.0.0.1:${port}`, pid: child.pid!, apiKey: '', stop }, ms, cpuMs };
 }
 
 /** A `/proc/<pid>/status` field in bytes (VmRSS, VmHWM). */
@@ -498,7 +524,7 @@ function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 }
 
 async function measureMemory(
-  start: () => Promise<{ server: Server; ms: number }>,
+  start: () => Promise<{ server: Server; ms: number; cpuMs: number }>,
   paths: string[],
   options: GrowthBenchOptions,
 ): Promise<MemoryResult> {
@@ -532,6 +558,11 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     x.built.facts.objects.find((obj) => obj.name === name)?.bytes ?? 0;
   const restBytes = (x: StoreReport) => x.bytes - objectBytes(x, 'transfers') - objectBytes(x, 'balances');
   const su = { bare: median(r.startup.bare), small: median(r.startup.small), big: median(r.startup.big) };
+  const cpu = {
+    bare: median(r.startupCpu.bare),
+    small: median(r.startupCpu.small),
+    big: median(r.startupCpu.big),
+  };
   const ms = (n: number) => `${fixed(n, 0)} ms`;
   const verdict = (ok: boolean) => (ok ? 'met' : '**not met**');
   const worstP50 = Math.max(...r.cases.map((c) => c.p50Ratio));
@@ -560,6 +591,7 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     `| everything else (tokens and their indexes, chains, keys, …) | ${fixed(restBytes(s) / s.transfers, 1)} | ${fixed(restBytes(b) / b.transfers, 1)} | | |`,
     `| start-up: spawn to first 200 (median of ${r.startup.small.length}) | ${ms(su.small)} | **${ms(su.big)}** | ${fixed(su.big / su.small)} | ≤ 1 s at ${short(b.transfers)}: ${verdict(su.big <= 1000)} |`,
     `| start-up against the floor, a bare \`node -e\` HTTP server (${ms(su.bare)}) | ${fixed(su.small / su.bare)} | ${fixed(su.big / su.bare)} | | |`,
+    `| start-up CPU time (user + system) by the first 200, median; floor ${ms(cpu.bare)} | ${ms(cpu.small)} (${fixed(cpu.small / cpu.bare)} × floor) | ${ms(cpu.big)} (${fixed(cpu.big / cpu.bare)} × floor) | ${fixed(cpu.big / cpu.small)} | |`,
     `| peak RSS of \`serve\` under load (VmHWM) | ${mb(m.small.peakBytes)} | **${mb(m.big.peakBytes)}** | ${fixed(m.big.peakBytes / m.small.peakBytes)} | ≤ 150 MB: ${verdict(m.big.peakBytes <= 150e6)} |`,
     `| the same against a bare \`node:http\` server under the same load (${mb(m.bare.peakBytes)}) | ${fixed(m.small.peakBytes / m.bare.peakBytes)} | ${fixed(m.big.peakBytes / m.bare.peakBytes)} | | |`,
     `| API p50 under load, worst operation (below) | | | **${fixed(worstP50)}** | ≤ 1.5: ${verdict(worstP50 <= 1.5)} |`,

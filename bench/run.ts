@@ -223,7 +223,7 @@ try {
         rounds: 5,
         warmupSeconds: 1,
         memorySeconds: 15,
-        startupReps: 5,
+        startupReps: 7,
         workDir,
       },
       log,
