@@ -8,7 +8,6 @@
  * array), the same transfers cost under 1 µs, and rebuilding the objects on the writer's side,
  * with the strings as slices of the joined one, a fraction of a µs more.
  */
-import { planBatch, type TokenWork } from '../batch-plan.js';
 import type { IndexBatch, TransferRecord } from '../types.js';
 
 /** The transfers of a batch, as columns. */
@@ -26,32 +25,8 @@ export interface TransferColumns {
   values: bigint[];
 }
 
-/**
- * The batch's plan (`planBatch`: transfers grouped by token, net balance change per holder),
- * worked out on the sending thread: the writer is the busier of the two, and the sums are the
- * same wherever they are made.
- */
-export interface PlanColumns {
-  tokens: {
-    address: string;
-    firstBlock: number;
-    dirtyBlock: number | null;
-    transfers: number;
-    holders: number;
-  }[];
-  /** Positions of the transfers in the batch, token by token (each token's in chain order). */
-  order: Uint32Array;
-  /** The holders with a net change, token by token, joined; `holderLengths` gives their lengths. */
-  holders: string;
-  holderLengths: Uint32Array;
-  deltas: bigint[];
-}
-
-/** A batch as sent: every field but `transfers` as it is, the transfers as columns, and the plan (EVM batches). */
-export type WireBatch = Omit<IndexBatch, 'transfers'> & {
-  transferColumns: TransferColumns;
-  plan: PlanColumns | null;
-};
+/** A batch as sent: every field but `transfers` as it is, the transfers as columns. */
+export type WireBatch = Omit<IndexBatch, 'transfers'> & { transferColumns: TransferColumns };
 
 export function batchToWire(batch: IndexBatch): WireBatch {
   const { transfers, ...rest } = batch;
@@ -87,46 +62,11 @@ export function batchToWire(batch: IndexBatch): WireBatch {
   return {
     ...rest,
     transferColumns: { count, tokens, tokenOf, numbers, text: parts.join(''), lengths, values },
-    // NEO batches add outputs and assets to the plan; they are planned by the writer as before.
-    plan: batch.neo === undefined ? planToWire(batch) : null,
   };
 }
 
-function planToWire(batch: IndexBatch): PlanColumns {
-  const work = planBatch(batch);
-  const position = new Map<TransferRecord, number>();
-  for (let i = 0; i < batch.transfers.length; i++) position.set(batch.transfers[i]!, i);
-  const order = new Uint32Array(batch.transfers.length);
-  const holderParts: string[] = [];
-  const deltas: bigint[] = [];
-  const tokens: PlanColumns['tokens'] = [];
-  let at = 0;
-  for (const token of work.values()) {
-    for (const transfer of token.transfers) order[at++] = position.get(transfer)!;
-    for (const [holder, delta] of token.deltas) {
-      holderParts.push(holder);
-      deltas.push(delta);
-    }
-    tokens.push({
-      address: token.address,
-      firstBlock: token.firstBlock,
-      dirtyBlock: token.dirtyBlock,
-      transfers: token.transfers.length,
-      holders: token.deltas.size,
-    });
-  }
-  return {
-    tokens,
-    order,
-    holders: holderParts.join(''),
-    holderLengths: Uint32Array.from(holderParts, (holder) => holder.length),
-    deltas,
-  };
-}
-
-/** The batch, and its plan when it was sent with one. */
-export function batchFromWire(wire: WireBatch): { batch: IndexBatch; plan: Map<string, TokenWork> | null } {
-  const { transferColumns: columns, plan, ...rest } = wire;
+export function batchFromWire(wire: WireBatch): IndexBatch {
+  const { transferColumns: columns, ...rest } = wire;
   const { count, tokens, tokenOf, numbers, text, lengths, values } = columns;
   const transfers = new Array<TransferRecord>(count);
   let at = 0;
@@ -147,34 +87,5 @@ export function batchFromWire(wire: WireBatch): { batch: IndexBatch; plan: Map<s
     };
     at = toEnd;
   }
-  return {
-    batch: { ...rest, transfers } as IndexBatch,
-    plan: plan === null ? null : planFromWire(plan, transfers),
-  };
-}
-
-function planFromWire(plan: PlanColumns, transfers: TransferRecord[]): Map<string, TokenWork> {
-  const work = new Map<string, TokenWork>();
-  let transferAt = 0;
-  let holderAt = 0;
-  let textAt = 0;
-  for (const token of plan.tokens) {
-    const own = new Array<TransferRecord>(token.transfers);
-    for (let k = 0; k < token.transfers; k++) own[k] = transfers[plan.order[transferAt++]!]!;
-    const deltas = new Map<string, bigint>();
-    for (let k = 0; k < token.holders; k++) {
-      const end = textAt + plan.holderLengths[holderAt]!;
-      deltas.set(plan.holders.slice(textAt, end), plan.deltas[holderAt]!);
-      textAt = end;
-      holderAt++;
-    }
-    work.set(token.address, {
-      address: token.address,
-      transfers: own,
-      deltas,
-      firstBlock: token.firstBlock,
-      dirtyBlock: token.dirtyBlock,
-    });
-  }
-  return work;
+  return { ...rest, transfers } as IndexBatch;
 }

@@ -63,15 +63,7 @@ export interface SqliteStoreOptions {
 }
 
 /** Opens (creating and migrating when needed) a SQLite store. */
-/**
- * The SQLite store, with one method beyond {@link Store} for its writer thread: `applyBatch` with
- * the batch's plan (`planBatch`) already worked out on the sending thread (see batch-wire.ts).
- */
-export interface SqliteStore extends Store {
-  applyPlannedBatch(batch: IndexBatch, plan: Map<string, TokenWork>): Promise<void>;
-}
-
-export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const { path, logger } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   let db: Database.Database;
@@ -270,7 +262,7 @@ function rowsOf(sql: string, rows: number): string {
 }
 
 /** Builds the store over an open, migrated connection. Every statement is prepared once, here. */
-function createSqliteStore(db: Database.Database, balanceCacheSize: number): SqliteStore {
+function createSqliteStore(db: Database.Database, balanceCacheSize: number): Store {
   const sql = {
     // ---- chains ----
     getChain: db.prepare<[string], ChainRow>('SELECT * FROM chains WHERE chain = ?'),
@@ -717,13 +709,13 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     }
   }
 
-  const applyBatchTx = db.transaction((batch: IndexBatch, plan?: Map<string, TokenWork>): BalanceWrites => {
+  const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
     const { chain } = batch;
     validateBalanceCache();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
     const stored = sql.getChain.get(chain);
     checkBatchStart(batch, stored?.indexed_block);
-    const work = plan ?? planBatch(batch);
+    const work = planBatch(batch);
 
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
     const journalFrom = batch.pruneBlocksBelow;
@@ -908,19 +900,6 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     return tokenPage(chain, rows, rows.length > 0 ? rows[0]![0] : sql.tokenCount.get(chain));
   });
 
-  function applyPlanned(batch: IndexBatch, plan: Map<string, TokenWork> | undefined): void {
-    // IMMEDIATE takes the write lock up front, so a concurrent writer waits on busy_timeout
-    // instead of failing with SQLITE_BUSY when a read lock would be upgraded.
-    let writes: BalanceWrites;
-    try {
-      writes = applyBatchTx.immediate(batch, plan);
-    } catch (error) {
-      clearBalanceCache();
-      throw error;
-    }
-    rememberBalances(writes);
-  }
-
   return {
     kind: 'sqlite',
 
@@ -934,11 +913,16 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     },
 
     async applyBatch(batch: IndexBatch): Promise<void> {
-      applyPlanned(batch, undefined);
-    },
-
-    async applyPlannedBatch(batch: IndexBatch, plan: Map<string, TokenWork>): Promise<void> {
-      applyPlanned(batch, plan);
+      // IMMEDIATE takes the write lock up front, so a concurrent writer waits on busy_timeout
+      // instead of failing with SQLITE_BUSY when a read lock would be upgraded.
+      let writes: BalanceWrites;
+      try {
+        writes = applyBatchTx.immediate(batch);
+      } catch (error) {
+        clearBalanceCache();
+        throw error;
+      }
+      rememberBalances(writes);
     },
 
     async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {

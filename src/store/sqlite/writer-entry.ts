@@ -27,14 +27,10 @@ port.on('message', async (message: WriterRequest | 'close') => {
   }
   let response: WriterResponse;
   try {
-    let value: unknown;
-    if (message.method === 'applyBatch') {
-      const { batch, plan } = batchFromWire(message.args[0] as WireBatch);
-      value = await (plan === null ? store.applyBatch(batch) : store.applyPlannedBatch(batch, plan));
-    } else {
-      const method = store[message.method] as (...args: unknown[]) => Promise<unknown>;
-      value = await method.apply(store, message.args);
-    }
+    const method = store[message.method] as (...args: unknown[]) => Promise<unknown>;
+    const args =
+      message.method === 'applyBatch' ? [batchFromWire(message.args[0] as WireBatch)] : message.args;
+    const value = await method.apply(store, args);
     response = { id: message.id, ok: true, value };
   } catch (error) {
     response = { id: message.id, ok: false, error: serializeError(error) };

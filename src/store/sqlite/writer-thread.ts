@@ -109,8 +109,7 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     // One worker, one message queue, and a synchronous transaction per message.
     ordersBatches: true,
     // Transfers travel as columns (see batch-wire.ts): the biggest message by far.
-    // (async: a batch that `planBatch` refuses is a rejected promise, as from the writer)
-    applyBatch: async (batch) => call('applyBatch', [batchToWire(batch)]),
+    applyBatch: (batch) => call('applyBatch', [batchToWire(batch)]),
     rollback: (...args) => call('rollback', args),
     updateSupplies: (...args) => call('updateSupplies', args),
     setChainStatus: (...args) => call('setChainStatus', args),
