@@ -70,6 +70,10 @@ interface FetchedRange {
   /** Starting balances of holders first seen in the range, on a seeded chain. */
   seeds: BatchSeeds | undefined;
   logCount: number;
+  /** Hash of block `to` (backfill: read beside the logs), recorded with the checkpoint. */
+  toHash: string | null;
+  /** Parent hash of block `from`: the range must continue the one before it. */
+  fromParentHash: string | null;
 }
 
 /** Raised when the node's answers contradict each other mid-step (a reorg in progress); the step is retried. */
@@ -103,6 +107,8 @@ function mergeRanges(ranges: FetchedRange[]): FetchedRange {
     tokens: [...tokens.values()],
     seeds,
     logCount: ranges.reduce((sum, range) => sum + range.logCount, 0),
+    toHash: ranges[ranges.length - 1]!.toHash,
+    fromParentHash: first.fromParentHash,
   };
 }
 
@@ -233,7 +239,16 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   }
 
   async function fetchRange(from: number, to: number): Promise<FetchedRange> {
-    const { transfers, logCount } = await source.getTransfers(from, to);
+    // The first block's parent and the last block's hash, read beside the logs: consecutive ranges
+    // must chain (checked as they are queued), and the last hash goes with the checkpoint, so a
+    // reorg deeper than the window is seen (and stops the chain) instead of the new fork's blocks
+    // being stacked on the old fork's.
+    const [{ transfers, logCount }, headers] = await Promise.all([
+      source.getTransfers(from, to),
+      source.getHeaders(from === to ? [to] : [from, to]),
+    ]);
+    const fromParentHash = headers[0]!.parentHash;
+    const toHash = headers[headers.length - 1]!.hash;
     // Nodes that send no `blockTimestamp` in logs: the headers of those blocks, in one batch.
     const untimed = new Set<number>();
     for (const t of transfers) if (t.time === -1) untimed.add(t.blockNumber);
@@ -248,7 +263,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       }
     }
     const [tokens, seeds] = await Promise.all([newTokenMetadata(transfers), seedsFor(transfers)]);
-    return { from, to, transfers, tokens, seeds, logCount };
+    return { from, to, transfers, tokens, seeds, logCount, toHash, fromParentHash };
   }
 
   function seedsFor(transfers: TransferRecord[]): Promise<BatchSeeds | undefined> {
@@ -299,6 +314,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const inflight: { from: number; to: number; result: Promise<Settled<FetchedRange>> }[] = [];
     const launch = (from: number, to: number) => ({ from, to, result: settle(fetchRange(from, to)) });
     let cursor = next;
+    // The hash the next range's first block must name as its parent (null: not known).
+    let expectedParent = tipHash;
     // Ranges fetched in order and waiting for a commit. They are merged into one batch when a
     // commit can start: the slower the store, the bigger (and cheaper per transfer) the next
     // batch. Fetching goes on meanwhile, until `maxReadyTransfers` are waiting.
@@ -322,7 +339,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       readyTransfers = 0;
       committing.push(
         settle(
-          commit(batch, { toBlockHash: null, blocks: [] }).then(() => {
+          commit(batch, { toBlockHash: batch.toHash, blocks: [] }).then(() => {
             transfersDone += batch.transfers.length;
             progress?.update({ block: batch.to, transfers: transfersDone });
           }),
@@ -368,6 +385,12 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
           throw outcome.error;
         }
         const range = outcome.value;
+        if (expectedParent !== null && range.fromParentHash !== expectedParent) {
+          throw new InconsistentChainError(
+            `block ${range.from} does not follow block ${range.from - 1} as fetched: the chain reorganised during the backfill`,
+          );
+        }
+        expectedParent = range.toHash;
         planner.observe(range.to - range.from + 1, range.logCount);
         if (ready.length === 0) readySince = performance.now();
         ready.push(range);
@@ -387,7 +410,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       // (they continue the checkpoint just written), so a restart does not fetch them again.
       if (signal.aborted && committed && ready.length > 0) {
         const batch = mergeRanges(ready);
-        await commit(batch, { toBlockHash: null, blocks: [] }).catch((error: unknown) =>
+        await commit(batch, { toBlockHash: batch.toHash, blocks: [] }).catch((error: unknown) =>
           logger.debug({ error: errorMessage(error) }, 'final commit at shutdown failed'),
         );
       }
@@ -401,8 +424,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const numbers: number[] = [];
     for (let n = next; n <= to; n++) numbers.push(n);
     const headers = await source.getHeaders(numbers);
-    // The first block ever indexed has no known parent; after a backfill (which records no hashes)
-    // the parent is final, so its hash is read from the node.
+    // The first block ever indexed has no known parent. Backfill batches record their last block's
+    // hash; a checkpoint written without one (by an older tokenquery) is final, so its hash is read
+    // from the node.
     const parentHash = tipHash ?? (hasCheckpoint ? await hashOf(next - 1) : null);
     const first = headers[0];
     if (!first) return;
@@ -441,7 +465,16 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     // Grow back after a refusal (which halved the span): a refusal may have been transient.
     followSpan = Math.min(followChunk, followSpan * 2);
     await commit(
-      { from: next, to, transfers, tokens, seeds, logCount: logs.length },
+      {
+        from: next,
+        to,
+        transfers,
+        tokens,
+        seeds,
+        logCount: logs.length,
+        toHash: last.hash,
+        fromParentHash: first.parentHash,
+      },
       { toBlockHash: last.hash, blocks: headers },
     );
   }
@@ -515,6 +548,11 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     const finalized = headSeen - chain.finalityDepth;
     if (next <= finalized) {
       await writeHead();
+      // The tip may be inside the window (the indexer fell behind while following): a reorg below
+      // it must be handled before blocks are stacked on it without their parents being checked.
+      const tip = next;
+      await checkTip(head);
+      if (next !== tip) return 'busy';
       await backfill(finalized);
       return 'busy';
     }

@@ -100,13 +100,19 @@ async function status(base: string): Promise<Record<string, ChainStatus>> {
   return answer.body.chains as Record<string, ChainStatus>;
 }
 
-/** The chain's checkpoint is at or above `block`, on the node's chain (same hash), and every supply is read. */
+/**
+ * The chain's checkpoint is at or above `block` and on the node's chain (its hash is the node's),
+ * `block` too where its hash is still kept (inside the window), and every supply is read. On a
+ * live chain `block` may have left the window by then (its ref pruned), so the tip's hash is what
+ * decides: the indexer checks every block's parent, so a tip on the node's chain has its history there.
+ */
 async function converged(store: Store, chain: string, block: number): Promise<boolean> {
   const checkpoint = await store.getCheckpoint(chain);
-  if (checkpoint === null || checkpoint.block < block) return false;
+  if (checkpoint === null || checkpoint.block < block || checkpoint.hash === null) return false;
+  const tip = await getBlock(anvil.url, checkpoint.block);
+  if (tip === null || tip.hash !== checkpoint.hash) return false;
   const [ref] = await store.getBlockRefs(chain, block, block);
-  const node = await getBlock(anvil.url, block);
-  if (ref === undefined || node === null || ref.hash !== node.hash) return false;
+  if (ref !== undefined && ref.hash !== (await getBlock(anvil.url, block))?.hash) return false;
   return (await store.tokensNeedingSupply(chain, -1, 1)).length === 0;
 }
 
