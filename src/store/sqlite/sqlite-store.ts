@@ -154,6 +154,17 @@ function amountText(column: string): string {
   return `CASE WHEN typeof(${column}) = 'blob' THEN '0x0' || hex(${column}) ELSE ${column} END`;
 }
 
+/** (holder, amount) rows of one token in `table` (balances or seeds), by holder after a cursor. */
+function scanHolderAmounts(db: Database.Database, table: 'balances' | 'seed_balances') {
+  return db
+    .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue]>(`
+      SELECT ${hexText('holder')}, ${amountText('amount')} FROM ${table}
+      WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
+        AND (? OR holder > ?)
+      ORDER BY holder LIMIT +?`)
+    .raw();
+}
+
 /** A token row as the API reads it: {@link TOKEN_READ_COLUMNS}, in order. */
 type TokenReadRow = [
   address: string,
@@ -393,20 +404,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
           AND (block_number, log_index) > (?, ?)
         ORDER BY block_number, log_index LIMIT +?`)
       .raw(),
-    scanBalances: db
-      .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue]>(`
-        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances
-        WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
-          AND (? OR holder > ?)
-        ORDER BY holder LIMIT +?`)
-      .raw(),
-    scanSeeds: db
-      .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue]>(`
-        SELECT ${hexText('holder')}, ${amountText('amount')} FROM seed_balances
-        WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
-          AND (? OR holder > ?)
-        ORDER BY holder LIMIT +?`)
-      .raw(),
+    scanBalances: scanHolderAmounts(db, 'balances'),
+    scanSeeds: scanHolderAmounts(db, 'seed_balances'),
     listTransfers: db
       .prepare<
         [string, SqlValue, number, number],
