@@ -4,8 +4,8 @@
  *
  * The general path is `JSON.parse` (ten strings and two objects per log), then validation, then
  * decoding into a `TransferRecord`: three passes and most of the garbage of a backfill. This scanner
- * makes one pass over the answer's text, validates each log as it goes and builds the
- * `TransferRecord` (or only counts the log, for an ERC-721 one) straight from the text.
+ * makes one pass over the answer's bytes, validates each log as it goes and builds the
+ * `TransferRecord` (or only counts the log, for an ERC-721 one) straight from them.
  *
  * It is deliberately narrow. It accepts only the plain shape nodes send: a JSON-RPC envelope with
  * `jsonrpc`, `id` and `result`, logs with lower-case hex, no escapes, logs in chain order without
