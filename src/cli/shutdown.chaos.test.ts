@@ -209,6 +209,13 @@ for (const backend of chaosBackends(dir)) {
             traffic = await startTraffic(anvil.url, tokens, { seed, intervalMs: 20 });
           const cli = spawnCli(startArgs(location));
           const base = await apiUrl(cli, 'tokenquery started', 30_000);
+          // The indexer thread starts beside the API and, on a loaded machine, may not have begun
+          // yet: these stops are meant to land while it indexes (start-up stops are tested above).
+          await cli.waitFor(
+            (_out, err) => logLines(err).some((l) => l.msg === 'indexer starting'),
+            30_000,
+            'the indexer to start',
+          );
           const load = startLoad(base, paths, SIZE.connections);
           await new Promise((resolve) =>
             setTimeout(resolve, 100 + Math.floor(random() * (SIZE.maxDelayMs - 100))),
@@ -224,7 +231,7 @@ for (const backend of chaosBackends(dir)) {
           const logs = logLines(result.stderr);
           assert.ok(
             logs.some((l) => l.msg === 'indexer stopped'),
-            'the indexer did not stop by itself',
+            `the indexer did not stop by itself: ${result.stderr.split('\n').slice(-15).join('\n')}`,
           );
           const errors = logs.filter((l) => typeof l.level === 'number' && l.level >= 50);
           assert.deepEqual(errors, [], 'error log lines');
