@@ -199,8 +199,11 @@ describe('NEO through the CLI', () => {
       if (checkpoints.at(-1) === TO) break;
     }
     t.diagnostic(`checkpoints at the kills: ${checkpoints.join(', ')} (window ${FROM}..${TO})`);
+    // At least one kill mid-way. More cannot be promised: the indexer keeps four ranges in flight,
+    // so once four or fewer remain they land and commit together, and a faster machine (or store)
+    // finishes them within the kill's delay (seen in CI after the writer got faster).
     const midway = checkpoints.filter((c) => c >= FROM && c < TO);
-    assert.ok(midway.length >= 2, `checkpoints at the kills: ${checkpoints} (window ${FROM}..${TO})`);
+    assert.ok(midway.length >= 1, `checkpoints at the kills: ${checkpoints} (window ${FROM}..${TO})`);
     assert.ok(
       checkpoints.every((c, i) => i === 0 || c >= checkpoints[i - 1]!),
       `checkpoints never go back: ${checkpoints}`,
