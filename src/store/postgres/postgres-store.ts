@@ -289,6 +289,32 @@ function toChainStatus(row: ChainRow): ChainStatus {
   return status;
 }
 
+/** A transfer row as `listTransfers` and `scanTransfers` select it. */
+interface TransferRow {
+  block_number: number;
+  log_index: number;
+  tx_index: number;
+  tx_hash: string;
+  from_addr: string;
+  to_addr: string;
+  value: string;
+  time: number;
+}
+
+function transferOfRow(token: string, row: TransferRow): TransferRecord {
+  return {
+    token,
+    blockNumber: row.block_number,
+    logIndex: row.log_index,
+    txIndex: row.tx_index,
+    txHash: decodeHex(row.tx_hash),
+    from: decodeHex(row.from_addr),
+    to: decodeHex(row.to_addr),
+    value: decodeAmount(row.value),
+    time: row.time,
+  };
+}
+
 function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
   return {
     chain,
@@ -1116,57 +1142,19 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
       offset: number,
       limit: number,
     ): Promise<TransferRecord[]> {
-      const result = await run<{
-        block_number: number;
-        log_index: number;
-        tx_index: number;
-        tx_hash: string;
-        from_addr: string;
-        to_addr: string;
-        value: string;
-        time: number;
-      }>(pool, 'listTransfers', [chain, encodeHex(token), limit, offset]);
-      return result.rows.map((row) => ({
-        token,
-        blockNumber: row.block_number,
-        logIndex: row.log_index,
-        txIndex: row.tx_index,
-        txHash: decodeHex(row.tx_hash),
-        from: decodeHex(row.from_addr),
-        to: decodeHex(row.to_addr),
-        value: decodeAmount(row.value),
-        time: row.time,
-      }));
+      const result = await run<TransferRow>(pool, 'listTransfers', [chain, encodeHex(token), limit, offset]);
+      return result.rows.map((row) => transferOfRow(token, row));
     },
 
     async scanTransfers(chain, token, after, limit): Promise<TransferRecord[]> {
-      const result = await run<{
-        block_number: number;
-        log_index: number;
-        tx_index: number;
-        tx_hash: string;
-        from_addr: string;
-        to_addr: string;
-        value: string;
-        time: number;
-      }>(pool, 'scanTransfers', [
+      const result = await run<TransferRow>(pool, 'scanTransfers', [
         chain,
         encodeHex(token),
         after?.blockNumber ?? -1,
         after?.logIndex ?? -1,
         limit,
       ]);
-      return result.rows.map((row) => ({
-        token,
-        blockNumber: row.block_number,
-        logIndex: row.log_index,
-        txIndex: row.tx_index,
-        txHash: decodeHex(row.tx_hash),
-        from: decodeHex(row.from_addr),
-        to: decodeHex(row.to_addr),
-        value: decodeAmount(row.value),
-        time: row.time,
-      }));
+      return result.rows.map((row) => transferOfRow(token, row));
     },
 
     async scanBalances(chain, token, afterHolder, limit) {
