@@ -12,11 +12,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import autocannon from 'autocannon';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getBlock, getBlockNumber } from '../devchain/chain.js';
+import { getBlockNumber } from '../devchain/chain.js';
 import { addressOf, type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
 import {
   apiPaths,
+  caughtUp,
   chaosBackends,
   chaosSeed,
   diffStoreAgainstNode,
@@ -31,7 +32,6 @@ import {
   waitFor,
 } from '../indexer/testing/chaos.js';
 import { silentLogger } from '../internal/logger.js';
-import type { Store } from '../store/types.js';
 import { apiUrl, getJson, lines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
 
 const logger = silentLogger();
@@ -64,15 +64,6 @@ async function ethStatus(base: string): Promise<ChainStatus> {
   const { status, body } = await getJson(`${base}/status`);
   assert.equal(status, 200);
   return (body.chains as Record<string, ChainStatus>).eth!;
-}
-
-/** At `head` on the node's chain, every supply read. */
-async function caughtUp(store: Store, head: number): Promise<boolean> {
-  const checkpoint = await store.getCheckpoint('eth');
-  if (checkpoint?.block !== head) return false;
-  const [ref] = await store.getBlockRefs('eth', head, head);
-  if (ref?.hash !== (await getBlock(anvil.url, head))?.hash) return false;
-  return (await store.tokensNeedingSupply('eth', -1, 1)).length === 0;
 }
 
 for (const backend of chaosBackends(dir)) {
@@ -170,7 +161,7 @@ for (const backend of chaosBackends(dir)) {
         await traffic.stop();
         await miner.stop();
         const finalHead = await settledHead(anvil.url);
-        await waitFor('the indexer to catch up', () => caughtUp(store, finalHead), 60_000, 20);
+        await waitFor('the indexer to catch up', () => caughtUp(store, anvil.url, finalHead), 60_000, 20);
         assert.deepEqual(
           await diffStoreAgainstNode(store, 'eth', await readNodeTruth(anvil.url, finalHead)),
           [],

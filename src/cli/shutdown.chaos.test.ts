@@ -17,11 +17,11 @@ import assert from 'node:assert/strict';
 import { get } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getBlock } from '../devchain/chain.js';
 import { addressOf, type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
 import {
   apiPaths,
+  caughtUp,
   chaosBackends,
   chaosSeed,
   diffSnapshots,
@@ -38,7 +38,6 @@ import {
   waitFor,
 } from '../indexer/testing/chaos.js';
 import { silentLogger } from '../internal/logger.js';
-import type { Store } from '../store/types.js';
 import { apiUrl, lines, logLines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
 
 const logger = silentLogger();
@@ -148,15 +147,6 @@ function startArgs(location: string): string[] {
     '--log-level',
     'info',
   ];
-}
-
-/** At `head` on the node's chain, every supply read. */
-async function caughtUp(store: Store, head: number): Promise<boolean> {
-  const checkpoint = await store.getCheckpoint('eth');
-  if (checkpoint?.block !== head) return false;
-  const [ref] = await store.getBlockRefs('eth', head, head);
-  if (ref?.hash !== (await getBlock(anvil.url, head))?.hash) return false;
-  return (await store.tokensNeedingSupply('eth', -1, 1)).length === 0;
 }
 
 for (const backend of chaosBackends(dir)) {
@@ -276,7 +266,7 @@ for (const backend of chaosBackends(dir)) {
           const cli = spawnCli(startArgs(at));
           const store = await openAt(at, logger);
           try {
-            await waitFor('the run to catch up', () => caughtUp(store, head), 120_000, 20);
+            await waitFor('the run to catch up', () => caughtUp(store, anvil.url, head), 120_000, 20);
             assert.equal((await cli.stop('SIGTERM')).code, 0);
             return await snapshotStore(store, 'eth');
           } finally {

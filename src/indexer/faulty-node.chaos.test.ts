@@ -27,12 +27,11 @@ import {
   tempDir,
 } from '../cli/testing/cli-process.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getBlock } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
-import type { Store } from '../store/types.js';
 import {
+  caughtUp,
   chaosBackends,
   chaosSeed,
   diffSnapshots,
@@ -105,15 +104,6 @@ function startArgs(rpc: string, location: string): string[] {
     '--log-level',
     'debug',
   ];
-}
-
-/** At `head`, on the node's chain, every supply read. */
-async function caughtUp(store: Store, head: number): Promise<boolean> {
-  const checkpoint = await store.getCheckpoint('eth');
-  if (checkpoint?.block !== head) return false;
-  const [ref] = await store.getBlockRefs('eth', head, head);
-  if (ref?.hash !== (await getBlock(anvil.url, head))?.hash) return false;
-  return (await store.tokensNeedingSupply('eth', -1, 1)).length === 0;
 }
 
 for (const backend of chaosBackends(dir)) {
@@ -198,7 +188,7 @@ for (const backend of chaosBackends(dir)) {
         const catchUpStarted = Date.now();
         await waitFor(
           'the indexer to catch up through the faults',
-          () => caughtUp(store, head),
+          () => caughtUp(store, anvil.url, head),
           120_000,
           50,
         ).catch(async (error: unknown) => {
@@ -239,7 +229,7 @@ for (const backend of chaosBackends(dir)) {
         const clean = spawnCli(startArgs(anvil.url, cleanLocation));
         const cleanStore = await openAt(cleanLocation, logger);
         try {
-          await waitFor('the clean run', () => caughtUp(cleanStore, head), 120_000, 50);
+          await waitFor('the clean run', () => caughtUp(cleanStore, anvil.url, head), 120_000, 50);
           assert.equal((await clean.stop('SIGTERM')).code, 0);
           const [expected, actual] = [
             await snapshotStore(cleanStore, 'eth'),

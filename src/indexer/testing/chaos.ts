@@ -20,6 +20,7 @@ import { encodeCall } from '../../devchain/abi.js';
 import {
   callBatch,
   getAccounts,
+  getBlock,
   getBlockNumber,
   sendTransaction,
   waitForReceipt,
@@ -108,6 +109,15 @@ export async function waitFor(
 // ---- backends ----
 
 /** A store backend the scenarios can run on. */
+/** eth's checkpoint is at `head`, on the node's chain (the same block hash), and every supply is read. */
+export async function caughtUp(store: Store, nodeUrl: string, head: number): Promise<boolean> {
+  const checkpoint = await store.getCheckpoint('eth');
+  if (checkpoint?.block !== head) return false;
+  const [ref] = await store.getBlockRefs('eth', head, head);
+  if (ref?.hash !== (await getBlock(nodeUrl, head))?.hash) return false;
+  return (await store.tokensNeedingSupply('eth', -1, 1)).length === 0;
+}
+
 export interface ChaosBackend {
   name: string;
   /** A location (`--db` value) no run has used yet. */
