@@ -249,18 +249,19 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     ]);
     const fromParentHash = headers[0]!.parentHash;
     const toHash = headers[headers.length - 1]!.hash;
-    // Nodes that send no `blockTimestamp` in logs: the headers of those blocks, in one batch.
+    // Nodes that send no `blockTimestamp` in logs: the headers of those blocks, in one batch
+    // (the first and last block's are here already).
+    const times = new Map(headers.map((header) => [header.number, header.timestamp]));
     const untimed = new Set<number>();
-    for (const t of transfers) if (t.time === -1) untimed.add(t.blockNumber);
+    for (const t of transfers) if (t.time === -1 && !times.has(t.blockNumber)) untimed.add(t.blockNumber);
     if (untimed.size > 0) {
-      const times = new Map<number, number>();
       for (const header of await source.getHeaders([...untimed])) times.set(header.number, header.timestamp);
-      for (const t of transfers) {
-        if (t.time !== -1) continue;
-        const time = times.get(t.blockNumber);
-        if (time === undefined) throw new InconsistentChainError(`no timestamp for block ${t.blockNumber}`);
-        t.time = time;
-      }
+    }
+    for (const t of transfers) {
+      if (t.time !== -1) continue;
+      const time = times.get(t.blockNumber);
+      if (time === undefined) throw new InconsistentChainError(`no timestamp for block ${t.blockNumber}`);
+      t.time = time;
     }
     const [tokens, seeds] = await Promise.all([newTokenMetadata(transfers), seedsFor(transfers)]);
     return { from, to, transfers, tokens, seeds, logCount, toHash, fromParentHash };
