@@ -41,7 +41,10 @@ async function withSource(
   }
 }
 
-/** Transfers decoded the way the indexer does: logs and headers from the source, then the decoder. */
+/**
+ * Transfers decoded by the general path: logs and headers from the source, then the decoder (the
+ * indexer's `getTransfers` reads most answers with the scanner, held to this path by its tests).
+ */
 async function indexRange(source: EvmSource, from: number, to: number, withTime: boolean) {
   const logs = await source.getTransferLogs(from, to);
   const numbers = [...new Set(logs.map((log) => log.blockNumber))];
