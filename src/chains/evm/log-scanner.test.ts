@@ -115,6 +115,35 @@ describe('scanTransferLogs', () => {
     assert.deepEqual(fast, { transfers: [], logCount: 0 });
   });
 
+  it('keeps apart addresses that end alike (the address cache is keyed by the last digits)', () => {
+    const { logs, from, to } = mainnetLogs('ethereum-etl/stream_blocks_17173049_17173050');
+    const word = (address: string): string => `0x${'0'.repeat(24)}${address}`;
+    // Same last 7 digits, different elsewhere; each used twice, in turns, as token, from and to.
+    const a = `${'1'.repeat(33)}abcdef0`;
+    const b = `${'2'.repeat(33)}abcdef0`;
+    const c = `${'1'.repeat(32)}3abcdef0`;
+    const turns: [string, string, string][] = [
+      [a, b, c],
+      [b, c, a],
+      [c, a, b],
+    ];
+    const mixed = logs.slice(0, 6).map((log, i) => {
+      const [x, y, z] = turns[i % 3]!;
+      return {
+        ...log,
+        address: `0x${x}`,
+        topics: [TRANSFER_TOPIC, word(y), word(z)],
+        data: `0x${'0'.repeat(62)}ff`,
+      };
+    });
+    const { fast } = bothPaths(answer(mixed), 7, from, to);
+    assert.ok(fast !== null);
+    assert.deepEqual(
+      fast.transfers.map((t) => [t.token, t.from, t.to].map((address) => address.slice(2))),
+      mixed.map((_, i) => turns[i % 3]),
+    );
+  });
+
   it('leaves everything unusual to the general path', () => {
     const { logs, from, to } = mainnetLogs('ethereum-etl/stream_blocks_17173049_17173050');
     const text = answer(logs);

@@ -105,6 +105,37 @@ const FALSE = ascii('false');
 const NULL = ascii('null');
 const VERSION = ascii('"2.0"');
 
+/**
+ * Addresses met before, as strings, by the last 7 of their 40 hex digits (a small integer key).
+ *
+ * A backfill's logs name the same few tokens and holders again and again. Giving each of them one
+ * string object, made once, saves making (and later flattening) a new `"0x" + slice` per log, and
+ * everything downstream keys maps by address: V8 keeps a string's hash in the string, so one
+ * object per address is hashed once instead of once per transfer (the batch's grouping by holder,
+ * the writer thread's dictionary, the balance cache). Two addresses with the same key take turns
+ * in the entry; the cache is emptied when it grows past {@link INTERNED_LIMIT} (about 100 bytes an
+ * entry), so a long backfill of many holders does not keep them all.
+ */
+const interned = new Map<number, string>();
+const INTERNED_LIMIT = 100_000;
+
+/** The address whose 40 digits start at `b[digits]` (already checked lower-case hex), as `0x…`. */
+function addressAt(b: Buffer, digits: number): string {
+  let key = 0;
+  for (let k = digits + 33; k < digits + 40; k++) key = key * 16 + HEX_VALUE[b[k]!]!;
+  const known = interned.get(key);
+  if (known !== undefined) {
+    let same = true;
+    for (let k = 0; k < 40 && same; k++) same = known.charCodeAt(k + 2) === b[digits + k];
+    if (same) return known;
+  }
+  if (interned.size >= INTERNED_LIMIT) interned.clear();
+  // A string of its own (not a slice that would keep the whole answer alive).
+  const address = `0x${b.toString('latin1', digits, digits + 40)}`;
+  interned.set(key, address);
+  return address;
+}
+
 /** Thrown inside the scanner for "not the plain shape"; caught at the top and turned into null. */
 class NotPlain extends Error {}
 const NOT_PLAIN = new NotPlain();
@@ -115,7 +146,7 @@ const NOT_PLAIN = new NotPlain();
  */
 export function scanTransferLogs(
   text: string,
-  bytes: Uint8Array,
+  bytes: Buffer,
   id: number,
   from: number,
   to: number,
@@ -130,7 +161,7 @@ export function scanTransferLogs(
   }
 }
 
-function scan(text: string, b: Uint8Array, id: number, from: number, to: number): ScannedTransfers {
+function scan(text: string, b: Buffer, id: number, from: number, to: number): ScannedTransfers {
   const end = text.length;
   let at = 0;
 
@@ -406,14 +437,14 @@ function scan(text: string, b: Uint8Array, id: number, from: number, to: number)
       // ---- decoding: fungible transfers only (3 topics and one 32-byte word), as decodeTransferLog ----
       if (topicCount === 3 && dataDigits === 64) {
         transfers.push({
-          token: text.slice(address, address + 42),
+          token: addressAt(b, address + 2),
           blockNumber,
           logIndex,
           txIndex,
           txHash: text.slice(txHash, txHash + 66),
           // An indexed address is left-padded to 32 bytes; the address is the low 20 bytes.
-          from: `0x${text.slice(topics[1]! + 26, topics[1]! + 66)}`,
-          to: `0x${text.slice(topics[2]! + 26, topics[2]! + 66)}`,
+          from: addressAt(b, topics[1]! + 26),
+          to: addressAt(b, topics[2]! + 26),
           value: BigInt(text.slice(data, data + 66)),
           time,
         });

@@ -57,7 +57,7 @@ export type RpcBatchItem = { result: unknown } | { error: RpcErrorObject };
  * the general path. It is given only HTTP 200 answers, as text and as the bytes received, with the
  * request's id.
  */
-export type AnswerScanner = (text: string, bytes: Uint8Array, id: number) => unknown;
+export type AnswerScanner = (text: string, bytes: Buffer, id: number) => unknown;
 
 /** What `request` resolves with when its {@link AnswerScanner} read the answer. */
 export class ScannedAnswer {

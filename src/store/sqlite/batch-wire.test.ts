@@ -40,6 +40,18 @@ describe('batch wire format', () => {
         value: 1n,
         time: 0,
       },
+      // Addresses met before, in other roles (the wire sends each address once).
+      {
+        token: '0xecc6b20d3ccac1ee9ef109af5a7cdb85706b1df9',
+        blockNumber: 1_444_844,
+        logIndex: 0,
+        txIndex: 1,
+        txHash: `0x${'ef'.repeat(32)}`,
+        from: '0x000000000000000000000000000000000000dead',
+        to: '',
+        value: 5n,
+        time: 1_500_000_015,
+      },
     ];
     const batch: IndexBatch = {
       chain: 'eth',
@@ -52,7 +64,9 @@ describe('batch wire format', () => {
       head: 9,
       pruneBlocksBelow: 3,
     };
-    assert.deepEqual(batchFromWire(structuredClone(batchToWire(batch))), batch);
+    const wire = structuredClone(batchToWire(batch));
+    assert.equal(wire.transferColumns.addresses.length, 6);
+    assert.deepEqual(batchFromWire(wire), batch);
     assert.deepEqual(batchFromWire(structuredClone(batchToWire({ ...batch, transfers: [] }))), {
       ...batch,
       transfers: [],
