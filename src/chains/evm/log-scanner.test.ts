@@ -12,7 +12,7 @@ import { loadFixtureSet } from './testing/fixture-sets.js';
  * same text and give the same transfers. Returns both outcomes.
  */
 function bothPaths(text: string, id: number, from: number, to: number) {
-  const fast = scanTransferLogs(text, Buffer.from(text, 'utf8'), id, from, to);
+  const fast = scanTransferLogs(Buffer.from(text, 'utf8'), id, from, to);
   let slow: ScannedTransfers | Error;
   try {
     const envelope = JSON.parse(text) as Record<string, unknown>;

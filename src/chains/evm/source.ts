@@ -92,7 +92,7 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
       const answer = await rpc.request<unknown>(
         'eth_getLogs',
         [{ fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC] }],
-        (text, bytes, id) => scanTransferLogs(text, bytes, id, from, to),
+        (bytes, id) => scanTransferLogs(bytes, id, from, to),
       );
       if (answer instanceof ScannedAnswer) return answer.value as ScannedTransfers;
       return transfersOfLogsAnswer(answer, from, to);

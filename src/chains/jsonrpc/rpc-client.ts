@@ -52,12 +52,13 @@ export interface RpcErrorObject {
 export type RpcBatchItem = { result: unknown } | { error: RpcErrorObject };
 
 /**
- * Reads a whole answer straight from its text (for the biggest answers, where `JSON.parse` and the
- * objects it builds are most of the cost), or returns null to leave the text to `JSON.parse` and
- * the general path. It is given only HTTP 200 answers, as text and as the bytes received, with the
- * request's id.
+ * Reads a whole answer straight from its bytes (for the biggest answers, where `JSON.parse` and the
+ * objects it builds are most of the cost), or returns null to leave the answer to `JSON.parse` and
+ * the general path. It is given only HTTP 200 answers, as the bytes received, with the request's
+ * id. The answer is made a string only when the general path needs it: for a 3 MB answer that
+ * string is a large-object allocation, and those drove the indexer's full garbage collections.
  */
-export type AnswerScanner = (text: string, bytes: Buffer, id: number) => unknown;
+export type AnswerScanner = (bytes: Buffer, id: number) => unknown;
 
 /** What `request` resolves with when its {@link AnswerScanner} read the answer. */
 export class ScannedAnswer {
@@ -310,13 +311,11 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
    */
   async function post(body: string, scan?: { scanner: AnswerScanner; id: number }): Promise<unknown> {
     let response: HttpAnswer;
-    let text: string;
     const signal = options.signal
       ? AbortSignal.any([options.signal, AbortSignal.timeout(timeoutMs)])
       : AbortSignal.timeout(timeoutMs);
     try {
       response = await http.post(body, signal);
-      text = bodyText(response.body);
     } catch (error) {
       // Aborted: the timeout (or shutdown, which ends retries anyway) cut the round trip short,
       // whichever way the socket then failed.
@@ -324,10 +323,10 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
       throw new TransientFault(reason, { failure: signal.aborted ? 'timeout' : 'network' });
     }
     if (scan !== undefined && response.status === 200) {
-      const value = scan.scanner(text, response.body, scan.id);
+      const value = scan.scanner(response.body, scan.id);
       if (value !== null) return new ScannedAnswer(value);
     }
-    const parsed = tryParseJson(text);
+    const parsed = tryParseJson(bodyText(response.body));
     const status = response.status;
     if (status === 429 || status === 408 || status >= 500) {
       // Some providers send a range refusal with a 5xx status; let it through to be classified.
