@@ -115,6 +115,8 @@ export function checkSeeds(
  */
 export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
   const work = new Map<string, TokenWork>();
+  // The previous transfer's token: a batch's transfers mostly come in runs of one token.
+  let token: TokenWork | undefined;
   for (const transfer of batch.transfers) {
     const block = transfer.blockNumber;
     if (block < batch.fromBlock || block > batch.toBlock) {
@@ -122,7 +124,7 @@ export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
         `transfer in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
       );
     }
-    let token = work.get(transfer.token);
+    if (token?.address !== transfer.token) token = work.get(transfer.token);
     if (token === undefined) {
       token = {
         address: transfer.token,

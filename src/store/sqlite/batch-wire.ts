@@ -56,6 +56,22 @@ function distinctList(): { list: string[]; indexOf(value: string): number } {
   };
 }
 
+/**
+ * `indexOf` of `list`, asked first of the value it was last given: consecutive transfers often
+ * repeat a token or a sender, and comparing with the last one is cheaper than the map's lookup.
+ */
+function lastFirst(list: ReturnType<typeof distinctList>): (value: string) => number {
+  let last: string | undefined;
+  let lastIndex = 0;
+  return (value) => {
+    if (value !== last) {
+      last = value;
+      lastIndex = list.indexOf(value);
+    }
+    return lastIndex;
+  };
+}
+
 export function batchToWire(batch: IndexBatch): WireBatch {
   const { transfers, ...rest } = batch;
   const count = transfers.length;
@@ -68,11 +84,14 @@ export function batchToWire(batch: IndexBatch): WireBatch {
   const hashLengths = new Uint32Array(count);
   const hashes = new Array<string>(count);
   const values = new Array<bigint>(count);
+  const tokenIndex = lastFirst(tokens);
+  const fromIndex = lastFirst(addresses);
+  const toIndex = lastFirst(addresses);
   for (let i = 0; i < count; i++) {
     const t = transfers[i]!;
-    tokenOf[i] = tokens.indexOf(t.token);
-    fromOf[i] = addresses.indexOf(t.from);
-    toOf[i] = addresses.indexOf(t.to);
+    tokenOf[i] = tokenIndex(t.token);
+    fromOf[i] = fromIndex(t.from);
+    toOf[i] = toIndex(t.to);
     numbers[i * 4] = t.blockNumber;
     numbers[i * 4 + 1] = t.logIndex;
     numbers[i * 4 + 2] = t.txIndex;

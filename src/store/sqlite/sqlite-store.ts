@@ -461,23 +461,24 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       `${hexTransferColumns} VALUES (?, ?, ?, ?, unhex(?), unhex(?), unhex(?), unhex(?), ?)`,
     ),
   };
-  // `isLowerHex` of the addresses of the batch being written (emptied as each batch starts): a
-  // batch names the same holders many times, and the regular expression cost 4-6 % of the writer.
-  const lowerHexAddresses = new Map<string, boolean>();
-  const isLowerHexAddress = (address: string): boolean => {
-    let known = lowerHexAddresses.get(address);
-    if (known === undefined) {
-      known = isLowerHex(address);
-      lowerHexAddresses.set(address, known);
+  // The hex digits (without `0x`) of each address of the batch being written, or null when it is
+  // not lower-case hex; emptied as each batch starts. A batch names the same holders many times,
+  // and checking each one with the regular expression cost 4-6 % of the writer.
+  const addressDigits = new Map<string, string | null>();
+  const digitsOfAddress = (address: string): string | null => {
+    let digits = addressDigits.get(address);
+    if (digits === undefined) {
+      digits = isLowerHex(address) ? address.slice(2) : null;
+      addressDigits.set(address, digits);
     }
-    return known;
+    return digits;
   };
   /** Inserts `t` as {@link encodeHex}/{@link encodeAmount} would store it, or returns false for the general statement. */
   const insertIfHex = (id: number, t: TransferRecord): boolean => {
     const value = t.value;
-    if (value < 0n || !isLowerHex(t.txHash) || !isLowerHexAddress(t.from) || !isLowerHexAddress(t.to)) {
-      return false;
-    }
+    const from = digitsOfAddress(t.from);
+    const to = digitsOfAddress(t.to);
+    if (value < 0n || from === null || to === null || !isLowerHex(t.txHash)) return false;
     const small = value <= 9007199254740991n;
     (small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue).run(
       id,
@@ -485,8 +486,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       t.logIndex,
       t.txIndex,
       t.txHash.slice(2),
-      t.from.slice(2),
-      t.to.slice(2),
+      from,
+      to,
       small ? value : amountHexDigits(value),
       t.time,
     );
@@ -502,11 +503,12 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
   const upsertHexBalance = { integerAmount: balanceUpsert('?'), blobAmount: balanceUpsert('unhex(?)') };
   /** Writes the balance as {@link encodeHex}/{@link encodeAmount} would, or returns false for the general statement. */
   const upsertIfHex = (id: number, holder: string, amount: bigint): boolean => {
-    if (amount < 0n || !isLowerHexAddress(holder)) return false;
+    const digits = digitsOfAddress(holder);
+    if (amount < 0n || digits === null) return false;
     const small = amount <= 9007199254740991n;
     (small ? upsertHexBalance.integerAmount : upsertHexBalance.blobAmount).run(
       id,
-      holder.slice(2),
+      digits,
       small ? amount : amountHexDigits(amount),
     );
     return true;
@@ -642,6 +644,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     const holderChanges = changes.map(({ id, deltas }) => {
       const cached = balanceCache.get(id);
       const holders: string[] = [];
+      const changesOf: bigint[] = [];
       const before: bigint[] = [];
       const misses: number[] = [];
       for (const [holder, delta] of deltas) {
@@ -649,6 +652,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         const known = cached?.get(holder);
         if (known === undefined) misses.push(holders.length);
         holders.push(holder);
+        changesOf.push(delta);
         before.push(known ?? 0n);
       }
       // Misses are read in key order, which walks the (token_id, holder) B-tree in order.
@@ -668,7 +672,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       for (let i = 0; i < holders.length; i++) {
         const holder = holders[i]!;
         const old = before[i]!;
-        const after = old + deltas.get(holder)!;
+        const after = old + changesOf[i]!;
         amounts[i] = after;
         // A zero balance has no row, so a row exists exactly when the old balance is non-zero.
         if (after !== 0n) {
@@ -682,7 +686,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
           pushHexParams(key, holder);
           sql.deleteBalance.run(key);
         }
-        if (!NON_HOLDERS.has(holder)) change += (after > 0n ? 1 : 0) - (old > 0n ? 1 : 0);
+        const holds = after > 0n;
+        if (holds !== old > 0n && !NON_HOLDERS.has(holder)) change += holds ? 1 : -1;
       }
       writes.push({ id, holders, amounts });
       return change;
@@ -724,7 +729,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
   const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
     const { chain } = batch;
     validateBalanceCache();
-    lowerHexAddresses.clear();
+    addressDigits.clear();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
     const stored = sql.getChain.get(chain);
     checkBatchStart(batch, stored?.indexed_block);
