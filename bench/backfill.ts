@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import type { BenchChain } from './chain.js';
-import { median, runChild } from './common.js';
+import { median, processCpuSeconds, runChild } from './common.js';
 import { isMainThreadProfile, type ProfileSummary, summarizeProfiles } from './profile.js';
 
 export interface BackfillBenchOptions {
@@ -22,6 +22,8 @@ export interface BackfillBenchOptions {
 export interface BackfillRep {
   baseline: BackfillChildResult;
   indexer: BackfillChildResult;
+  /** CPU seconds the node (anvil) used while serving each side; null where /proc cannot be read. */
+  nodeCpuSeconds: { baseline: number | null; indexer: number | null };
   /** Indexer transfers/s over baseline logs/s. */
   ratio: number;
 }
@@ -43,6 +45,10 @@ export interface BackfillReport {
 
 const CHILD = './backfill-child.js';
 
+function microsPerItem(seconds: number | null, items: number): string {
+  return seconds === null ? '?' : ((seconds * 1e6) / items).toFixed(2);
+}
+
 export async function runBackfillBench(
   chain: BenchChain,
   options: BackfillBenchOptions,
@@ -57,10 +63,13 @@ export async function runBackfillBench(
   const reps: BackfillRep[] = [];
   let dbPath = '';
   for (let i = 0; i < options.reps; i++) {
+    const nodeCpu = (): number | null => processCpuSeconds(chain.anvil.pid);
+    const nodeBefore = nodeCpu();
     const baseline = await runChild<BackfillChildResult>(CHILD, {
       ...base,
       mode: 'baseline',
     } satisfies BackfillChildInput);
+    const nodeBetween = nodeCpu();
     if (dbPath) rmSqlite(dbPath);
     dbPath = join(options.workDir, `backfill-${i}.sqlite`);
     const indexer = await runChild<BackfillChildResult>(CHILD, {
@@ -68,14 +77,18 @@ export async function runBackfillBench(
       mode: 'indexer',
       dbPath,
     } satisfies BackfillChildInput);
+    const nodeAfter = nodeCpu();
+    const spent = (from: number | null, to: number | null): number | null =>
+      from === null || to === null ? null : to - from;
     if (indexer.items !== baseline.items) {
       throw new Error(
         `the indexer stored ${indexer.items} transfers but the node has ${baseline.items} logs`,
       );
     }
-    const rep = {
+    const rep: BackfillRep = {
       baseline,
       indexer,
+      nodeCpuSeconds: { baseline: spent(nodeBefore, nodeBetween), indexer: spent(nodeBetween, nodeAfter) },
       ratio: indexer.items / indexer.seconds / (baseline.items / baseline.seconds),
     };
     reps.push(rep);
@@ -83,7 +96,8 @@ export async function runBackfillBench(
       `backfill rep ${i + 1}/${options.reps}: baseline ${Math.round(baseline.items / baseline.seconds)} logs/s, ` +
         `indexer ${Math.round(indexer.items / indexer.seconds)} transfers/s, ratio ${rep.ratio.toFixed(2)}; ` +
         `CPU µs per log/transfer: baseline ${((baseline.cpuSeconds * 1e6) / baseline.items).toFixed(2)}, ` +
-        `indexer ${((indexer.cpuSeconds * 1e6) / indexer.items).toFixed(2)}`,
+        `indexer ${((indexer.cpuSeconds * 1e6) / indexer.items).toFixed(2)}; ` +
+        `node ${microsPerItem(rep.nodeCpuSeconds.baseline, baseline.items)} / ${microsPerItem(rep.nodeCpuSeconds.indexer, indexer.items)}`,
     );
   }
 

@@ -41,6 +41,21 @@ export function machineFacts(): MachineFacts {
   };
 }
 
+/**
+ * CPU seconds (user and system) that process `pid` has used so far, from Linux's /proc, or null
+ * where that cannot be read. Used for the node's share of a run: on a machine this small the
+ * node and the client compete for the same cores.
+ */
+export function processCpuSeconds(pid: number): number | null {
+  try {
+    // Fields 14 and 15 (utime, stime), after the parenthesized command name; USER_HZ is 100.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

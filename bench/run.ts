@@ -279,6 +279,7 @@ function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts, targe
         `| repetition ${i + 1} | ${int(rep.baseline.items)} logs in ${fixed(rep.baseline.seconds)} s | ` +
         `${int(rep.indexer.items)} transfers in ${fixed(rep.indexer.seconds)} s | ${fixed(rep.ratio)} |`,
     ),
+    cpuRow(r),
     `| peak RSS (median) | ${mib(median(r.reps.map((x) => x.baseline.peakRssBytes)))} | ${mib(r.peakRssBytes)} | |`,
     `| SQLite file | | ${fixed(r.dbBytesPerTransfer, 0)} bytes per transfer (${mib(r.dbBytesPerTransfer * n)}) | |`,
   ];
@@ -295,6 +296,33 @@ function renderBackfill(r: BackfillReport, c: BenchChain, f: MachineFacts, targe
     );
   }
   return lines.join('\n');
+}
+
+/**
+ * CPU per item of each side, the client's own (every thread of its process) and the node's while
+ * serving it. Steadier than throughput on a shared machine, and on two cores both sides are bound
+ * by the sum: the last column is the throughput ratio that CPU alone would allow.
+ */
+function cpuRow(r: BackfillReport): string {
+  const per = (seconds: number, items: number): number => (seconds * 1e6) / items;
+  const client = (side: 'baseline' | 'indexer'): number =>
+    median(r.reps.map((rep) => per(rep[side].cpuSeconds, rep[side].items)));
+  const node = (side: 'baseline' | 'indexer'): number | null => {
+    const spent = r.reps.map((rep) => rep.nodeCpuSeconds[side]);
+    return spent.every((s) => s !== null)
+      ? median(spent.map((s, i) => per(s, r.reps[i]![side].items)))
+      : null;
+  };
+  const [baseline, indexer] = [client('baseline'), client('indexer')];
+  const [baselineNode, indexerNode] = [node('baseline'), node('indexer')];
+  if (baselineNode === null || indexerNode === null) {
+    return `| CPU per item (median) | ${fixed(baseline)} µs per log | ${fixed(indexer)} µs per transfer | ${fixed(baseline / indexer)} |`;
+  }
+  return (
+    `| CPU per item (median): client + node | ${fixed(baseline)} + ${fixed(baselineNode)} µs per log | ` +
+    `${fixed(indexer)} + ${fixed(indexerNode)} µs per transfer | ` +
+    `${fixed((baseline + baselineNode) / (indexer + indexerNode))} |`
+  );
 }
 
 function profileTables(profile: ProfileSummary, top = 12): string[] {
