@@ -1,8 +1,11 @@
 /**
  * Measures applyBatch throughput, read latency and storage per transfer of either backend on
  * the same generated history (a fixed seed), so the two figures are comparable. Usage (after `npx tsc`):
- *   node dist/src/store/bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed]
+ *   node dist/src/store/bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]
  * Defaults: 200 000 transfers over 500 tokens and 50 000 holders, in batches of 5 000.
+ * `spray` is the backfill benchmark's shape: each token minted once to one sender, who then sends
+ * to holders picked uniformly, so no balance goes negative (every row takes the writer's hex fast
+ * path). `sqlite 400000 1 20000 20000 spray` is the backfill's writer thread alone.
  * PostgreSQL: a throwaway database on TOKENQUERY_TEST_POSTGRES (default the local server) is
  * created and dropped.
  */
@@ -20,14 +23,20 @@ import type { IndexBatch, Store, TransferRecord } from './types.js';
 const backendArg = process.argv[2] ?? 'both';
 if (!['sqlite', 'postgres', 'both'].includes(backendArg)) {
   console.error(
-    'usage: bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed]',
+    'usage: bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]',
   );
   process.exit(2);
 }
 const [transferCount = 200_000, tokenCount = 500, holderCount = 50_000, batchSize = 5_000] = process.argv
   .slice(3, 7)
   .map(Number);
-const skewed = process.argv[7] === 'skewed';
+const holderPick = process.argv[7] ?? 'uniform';
+if (!['uniform', 'skewed', 'spray'].includes(holderPick)) {
+  console.error(`unknown holder pick "${holderPick}": use uniform, skewed or spray`);
+  process.exit(2);
+}
+const skewed = holderPick === 'skewed';
+const spray = holderPick === 'spray';
 
 const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
 const tokens = Array.from({ length: tokenCount }, (_, i) => `0x${hex(0xee000000 + i, 40)}`);
@@ -48,6 +57,7 @@ function makeBatches(): IndexBatch[] {
   };
   const pickHolder = (): string =>
     holders[skewed ? Math.floor(holderCount * (rand(1_000_000) / 1_000_000) ** 3) : rand(holderCount)]!;
+  const minted = new Set<string>();
   const makeBatch = (index: number): IndexBatch => {
     const firstBlock = 1 + (index * batchSize) / PER_BLOCK;
     const transfers: TransferRecord[] = [];
@@ -56,6 +66,22 @@ function makeBatches(): IndexBatch[] {
       const log = i % PER_BLOCK;
       // Skewed token choice (a few tokens are busy), 5% mints, amounts in 18-decimal units.
       const token = tokens[Math.min(rand(tokenCount), rand(tokenCount))]!;
+      if (spray) {
+        const mint = !minted.has(token);
+        minted.add(token);
+        transfers.push({
+          token,
+          blockNumber: block,
+          logIndex: log,
+          txIndex: log >> 1,
+          txHash: `0x${hex(block, 32)}${hex(log, 32)}`,
+          from: mint ? ZERO_ADDRESS : holders[0]!,
+          to: mint ? holders[0]! : holders[1 + rand(holderCount - 1)]!,
+          value: mint ? 10n ** 40n : BigInt(1 + rand(1_000_000)) * 10n ** 12n,
+          time: 1_700_000_000 + block * 12,
+        });
+        continue;
+      }
       transfers.push({
         token,
         blockNumber: block,
@@ -240,7 +266,7 @@ console.log(
       tokens: tokenCount,
       holders: holderCount,
       batchSize,
-      holderPick: skewed ? 'skewed' : 'uniform',
+      holderPick,
       results,
     },
     null,
