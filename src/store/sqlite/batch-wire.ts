@@ -11,8 +11,8 @@
  * Addresses (`from`, `to`) are sent once per batch, as a list of the distinct ones, and each
  * transfer names its two by position. A batch names far fewer addresses than it has transfers, and
  * on the writer's side every transfer of one holder then shares one string object, whose hash V8
- * computes once: grouping the batch's balance changes by holder (`planBatch`) cost 2-3 times more
- * with a fresh string per transfer, each hashed and compared character by character.
+ * computes once: grouping the batch's balance changes by holder (`planBatch`) cost about twice as
+ * much with a fresh string per transfer, each hashed and compared character by character.
  */
 import type { IndexBatch, TransferRecord } from '../types.js';
 
