@@ -35,7 +35,10 @@ export function addDelta(deltas: Map<string, bigint>, holder: string, delta: big
  * Checks that `batch` continues the stored checkpoint (`indexedBlock`, null before the first
  * batch) and is not empty backwards. Call it under the backend's write lock.
  */
-export function checkBatchStart(batch: IndexBatch, indexedBlock: number | null | undefined): void {
+export function checkBatchStart(
+  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock'>,
+  indexedBlock: number | null | undefined,
+): void {
   const { chain } = batch;
   if (indexedBlock != null && batch.fromBlock !== indexedBlock + 1) {
     throw new TokenqueryError(
@@ -65,7 +68,7 @@ export interface StoredSeeding {
  * Call it under the backend's write lock, after {@link checkBatchStart}.
  */
 export function checkSeeds(
-  batch: IndexBatch,
+  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'seeds'>,
   stored: StoredSeeding,
   work: ReadonlyMap<string, TokenWork>,
 ): SeedBalance[] {

@@ -14,6 +14,9 @@
  * computes once: grouping the batch's balance changes by holder (`planBatch`) cost about twice as
  * much with a fresh string per transfer, each hashed and compared character by character.
  */
+import { TokenqueryError } from '../../internal/errors.js';
+import { SUPPLY_ADDRESSES, type TokenWork } from '../batch-plan.js';
+import { RECENT_TRANSFERS_KEPT } from '../chain-activity.js';
 import type { IndexBatch, TransferRecord } from '../types.js';
 
 /** The transfers of a batch, as columns. */
@@ -138,4 +141,104 @@ export function batchFromWire(wire: WireBatch): IndexBatch {
     at = end;
   }
   return { ...rest, transfers } as IndexBatch;
+}
+
+/** A token's part of a wire batch: {@link TokenWork} with its transfers as rows of the columns. */
+export interface WireTokenWork extends TokenWork {
+  /** Positions in the columns of the token's transfers, in batch order (`transfers` stays empty). */
+  rows: number[];
+}
+
+/** What {@link planWire} works out of a wire batch. */
+export interface WirePlan {
+  work: Map<string, WireTokenWork>;
+  /** Start of each transfer's hash in `hashes`, and the end of the last one (`count + 1` entries). */
+  hashStarts: Uint32Array;
+  /**
+   * The batch with only its newest transfers as objects (as many as the chain's recent list
+   * keeps): what `encodeRecentTransfers` reads of a batch, without building all of them.
+   */
+  recent: IndexBatch;
+}
+
+/**
+ * {@link planBatch} from the columns, for batches without a NEO part: the same
+ * grouping by token, first blocks, supply marks and net balance changes, with the changes summed
+ * by address position instead of by address (a `Map` keyed by small integers), and no object per
+ * transfer. `sqlite-store.test.ts` holds both to the same stored result.
+ */
+export function planWire(wire: WireBatch): WirePlan {
+  if (wire.neo !== undefined)
+    throw new TokenqueryError('planWire: a batch with a NEO part is planned by planBatch');
+  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, hashLengths, values } =
+    wire.transferColumns;
+  const supply = Uint8Array.from(addresses, (address) => (SUPPLY_ADDRESSES.has(address) ? 1 : 0));
+  const byToken: (WireTokenWork | undefined)[] = new Array(tokens.length);
+  const changes: Map<number, bigint>[] = new Array(tokens.length);
+  const work = new Map<string, WireTokenWork>();
+  const hashStarts = new Uint32Array(count + 1);
+  for (let i = 0; i < count; i++) {
+    hashStarts[i + 1] = hashStarts[i]! + hashLengths[i]!;
+    const block = numbers[i * 4]!;
+    if (block < wire.fromBlock || block > wire.toBlock) {
+      throw new TokenqueryError(
+        `transfer in block ${block} lies outside its batch ${wire.fromBlock}..${wire.toBlock} for ${wire.chain}`,
+      );
+    }
+    const t = tokenOf[i]!;
+    let token = byToken[t];
+    if (token === undefined) {
+      token = {
+        address: tokens[t]!,
+        transfers: [],
+        rows: [],
+        deltas: new Map(),
+        firstBlock: block,
+        dirtyBlock: null,
+      };
+      byToken[t] = token;
+      changes[t] = new Map();
+      work.set(token.address, token);
+    }
+    token.rows.push(i);
+    if (block < token.firstBlock) token.firstBlock = block;
+    const from = fromOf[i]!;
+    const to = toOf[i]!;
+    if (from !== to) {
+      const value = values[i]!;
+      const sums = changes[t]!;
+      sums.set(from, (sums.get(from) ?? 0n) - value);
+      sums.set(to, (sums.get(to) ?? 0n) + value);
+    }
+    if (supply[from] === 1 || supply[to] === 1) {
+      token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
+    }
+  }
+  byToken.forEach((token, t) => {
+    if (token === undefined) return;
+    for (const [position, change] of changes[t]!) token.deltas.set(addresses[position]!, change);
+  });
+  const { transferColumns: _columns, ...rest } = wire;
+  const newest = batchFromWire({
+    ...rest,
+    transferColumns: sliceColumns(wire.transferColumns, Math.max(0, count - RECENT_TRANSFERS_KEPT)),
+  });
+  return { work, hashStarts, recent: newest };
+}
+
+/** The columns' transfers from position `from` on. */
+function sliceColumns(columns: TransferColumns, from: number): TransferColumns {
+  let hashesFrom = 0;
+  for (let i = 0; i < from; i++) hashesFrom += columns.hashLengths[i]!;
+  return {
+    ...columns,
+    count: columns.count - from,
+    tokenOf: columns.tokenOf.subarray(from),
+    fromOf: columns.fromOf.subarray(from),
+    toOf: columns.toOf.subarray(from),
+    numbers: columns.numbers.subarray(from * 4),
+    hashes: columns.hashes.slice(hashesFrom),
+    hashLengths: columns.hashLengths.subarray(from),
+    values: columns.values.slice(from),
+  };
 }

@@ -10,6 +10,7 @@ import { TokenqueryError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
 import { runStoreContractSuite } from '../store.contract.js';
 import type { IndexBatch, Store } from '../types.js';
+import { batchToWire } from './batch-wire.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
 import { openSqliteStoreWithWriterThread } from './writer-thread.js';
@@ -297,5 +298,96 @@ describe('sqlite store', () => {
     assert.match(tokens, /tokens_by_rank/, tokens);
     assert.doesNotMatch(tokens, /TEMP B-TREE/, tokens);
     raw.close();
+  });
+});
+
+describe('batches applied from the wire columns (the writer thread) and from objects', () => {
+  test('store exactly the same rows: hex and other addresses, mints, burns, negative and huge amounts', async () => {
+    // mulberry32: the same batches on every run.
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed + 0x6d2b79f5) >>> 0;
+      let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+    };
+    const hex = (n: number, digits: number): string => n.toString(16).padStart(digits, '0');
+    const tokens = [TOKEN, `0x${hex(0xabc, 40)}`, `0x${hex(0xdef, 40)}`];
+    // Lower-case hex (the fast path), upper-case hex, a NEO address, the zero and dead addresses.
+    const holders = [
+      ...Array.from({ length: 30 }, (_, i) => `0x${hex(0x5000 + i * 977, 40)}`),
+      `0x${hex(0xbeef, 40).toUpperCase()}`,
+      'AXsGdFj8hpdX4xZmGh7GnsYGNPUr9nbTxy',
+      ZERO_ADDRESS,
+      '0x000000000000000000000000000000000000dead',
+    ];
+    const batches: IndexBatch[] = [];
+    for (let b = 0; b < 12; b++) {
+      const fromBlock = 1 + b * 10;
+      const transfers = Array.from({ length: 40 + rand(80) }, (_, i) => {
+        const blockNumber = fromBlock + Math.floor(i / 20);
+        const from = holders[rand(holders.length)]!;
+        return {
+          token: tokens[rand(tokens.length)]!,
+          blockNumber,
+          logIndex: i,
+          txIndex: i >> 1,
+          // 32-byte hashes, and in every other batch now and then one the fast path leaves to the
+          // general statement (the other batches' hashes are checked in one pass).
+          txHash:
+            b % 2 === 0 && rand(25) === 0
+              ? `0x${hex(i, 8).toUpperCase()}`
+              : `0x${hex(blockNumber, 32)}${hex(i, 32)}`,
+          from,
+          to: rand(10) === 0 ? from : holders[rand(holders.length)]!,
+          value: rand(8) === 0 ? 2n ** 200n + BigInt(rand(1000)) : BigInt(rand(1_000_000)) * 10n ** 9n,
+          time: 1_700_000_000 + blockNumber,
+        };
+      });
+      batches.push({
+        chain: 'eth',
+        fromBlock,
+        toBlock: fromBlock + 9,
+        toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
+        transfers,
+        tokens: b === 0 ? tokens.map((address) => ({ address, name: 'T', symbol: 'T', decimals: 18 })) : [],
+        blocks: [],
+        head: 200,
+        // The newest blocks fall inside the unfinalized window, so the journal is written too.
+        pruneBlocksBelow: 90,
+      });
+    }
+    const paths = [freshPath(), freshPath()];
+    const fromObjects = await openSqliteStore({ path: paths[0]!, logger: silentLogger() });
+    const fromWire = await openSqliteStore({ path: paths[1]!, logger: silentLogger() });
+    for (const batch of batches) {
+      await fromObjects.applyBatch(batch);
+      await fromWire.applyWireBatch(structuredClone(batchToWire(batch)));
+    }
+    await fromObjects.close();
+    await fromWire.close();
+    // Every row of every table the batches write (the chain's `updated_at` is the clock).
+    const dump = (path: string) => {
+      const db = new Database(path, { readonly: true });
+      try {
+        return Object.fromEntries(
+          ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs'].map((table) => [
+            table,
+            db
+              .prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3`)
+              .all()
+              .map((row) => ({ ...(row as object), updated_at: 0 })),
+          ]),
+        );
+      } finally {
+        db.close();
+      }
+    };
+    const [objects, wire] = [dump(paths[0]!), dump(paths[1]!)];
+    assert.equal(objects.tokens!.length, 3);
+    assert.ok(objects.transfers!.length > 500);
+    assert.ok(objects.balances!.length > 30);
+    assert.ok(objects.recent_block_tokens!.length > 0);
+    assert.deepEqual(wire, objects);
   });
 });

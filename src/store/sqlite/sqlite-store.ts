@@ -13,7 +13,7 @@ import {
   planBatch,
   type TokenWork,
 } from '../batch-plan.js';
-import { batchTransferCount, decodeRecentTransfers, encodeRecentTransfers } from '../chain-activity.js';
+import { decodeRecentTransfers, encodeRecentTransfers } from '../chain-activity.js';
 import type {
   ApiKeyLimits,
   ApiKeyRecord,
@@ -34,6 +34,7 @@ import type {
   TokenRecord,
   TransferRecord,
 } from '../types.js';
+import { batchFromWire, planWire, type WireBatch } from './batch-wire.js';
 import {
   amountHexDigits,
   decodeAmount,
@@ -62,8 +63,14 @@ export interface SqliteStoreOptions {
   cacheKiB?: number;
 }
 
+/** The SQLite store, and what its writer thread alone uses of it. */
+export interface SqliteStore extends Store {
+  /** `applyBatch` of a batch as the writer thread receives it, without a transfer object each. */
+  applyWireBatch(wire: WireBatch): Promise<void>;
+}
+
 /** Opens (creating and migrating when needed) a SQLite store. */
-export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   const { path, logger } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   let db: Database.Database;
@@ -264,6 +271,28 @@ const ROWS_PER_STATEMENT = 100;
 /** How stale `readVersion` may be about other connections' commits. */
 export const DATA_VERSION_CHECK_MS = 5;
 
+/** Per character code below 128: 0 for 0-9 and a-f, 1 for anything else. */
+const NOT_LOWER_HEX = new Uint8Array(128).fill(1);
+for (const c of '0123456789abcdef') NOT_LOWER_HEX[c.charCodeAt(0)] = 0;
+
+/**
+ * Whether `hashes` is `count` transaction hashes joined, each `0x` and 64 lower-case hex digits:
+ * one pass over the text instead of a check per hash (a regular expression over the whole text
+ * overflows its backtracking stack at about 100,000 hashes).
+ */
+function allHashesLowerHex(hashes: string, count: number): boolean {
+  if (hashes.length !== count * 66) return false;
+  let bad = 0;
+  for (let at = 0; at < hashes.length; at += 66) {
+    bad |= (hashes.charCodeAt(at) ^ 48) | (hashes.charCodeAt(at + 1) ^ 120);
+    for (let i = at + 2; i < at + 66; i++) {
+      const c = hashes.charCodeAt(i);
+      bad |= c < 128 ? NOT_LOWER_HEX[c]! : 1;
+    }
+  }
+  return bad === 0;
+}
+
 /** Default bound of the indexer's balance cache: about 150 bytes each, so ~75 MiB at most. */
 const DEFAULT_BALANCE_CACHE_SIZE = 500_000;
 
@@ -273,7 +302,7 @@ function rowsOf(sql: string, rows: number): string {
 }
 
 /** Builds the store over an open, migrated connection. Every statement is prepared once, here. */
-function createSqliteStore(db: Database.Database, balanceCacheSize: number): Store {
+function createSqliteStore(db: Database.Database, balanceCacheSize: number): SqliteStore {
   const sql = {
     // ---- chains ----
     getChain: db.prepare<[string], ChainRow>('SELECT * FROM chains WHERE chain = ?'),
@@ -726,21 +755,27 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
     }
   }
 
-  const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
-    const { chain } = batch;
+  /** Opens a batch's write: the stored chain row, read under the write lock, checked against the batch. */
+  function beginBatch(batch: Omit<IndexBatch, 'transfers'>): ChainRow | undefined {
     validateBalanceCache();
     addressDigits.clear();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
-    const stored = sql.getChain.get(chain);
+    const stored = sql.getChain.get(batch.chain);
     checkBatchStart(batch, stored?.indexed_block);
-    const work = planBatch(batch);
+    return stored;
+  }
 
+  /**
+   * The id of each token of `work`, in its order; a token met for the first time is inserted
+   * from the batch's metadata, and its supply is marked to be read.
+   */
+  function tokenIds(
+    batch: Omit<IndexBatch, 'transfers'>,
+    work: Map<string, TokenWork>,
+  ): { ids: number[]; newTokens: number } {
+    const { chain } = batch;
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
-    const journalFrom = batch.pruneBlocksBelow;
     const ids: number[] = [];
-    const transferRows: unknown[] = [];
-    const journal = new Set<string>();
-    const journalRows: unknown[] = [];
     let newTokens = 0;
     for (const token of work.values()) {
       const address = encodeHex(token.address);
@@ -759,40 +794,59 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
         token.dirtyBlock = Math.max(token.dirtyBlock ?? token.firstBlock, token.firstBlock);
       }
       ids.push(id);
-      for (const t of token.transfers) {
-        if (!insertIfHex(id, t)) {
-          transferRows.push(id, t.blockNumber, t.logIndex, t.txIndex);
-          pushHexParams(transferRows, t.txHash);
-          pushHexParams(transferRows, t.from);
-          pushHexParams(transferRows, t.to);
-          pushAmountParams(transferRows, t.value);
-          transferRows.push(t.time);
-        }
-        if (t.blockNumber >= journalFrom) {
-          const entry = `${t.blockNumber}:${id}`;
-          if (!journal.has(entry)) {
-            journal.add(entry);
-            journalRows.push(chain, t.blockNumber, id);
-          }
-        }
-      }
     }
-    bulk.insertTransfers.run(transferRows);
-    bulk.insertJournal.run(journalRows);
-    const tokens = [...work.values()];
+    return { ids, newTokens };
+  }
+
+  /** The unfinalized window's journal of which tokens each block touched (see the schema notes). */
+  function blockJournal(batch: Omit<IndexBatch, 'transfers'>): {
+    add(block: number, id: number): void;
+    write(): void;
+  } {
+    const seen = new Set<string>();
+    const rows: unknown[] = [];
+    return {
+      add(block, id) {
+        if (block < batch.pruneBlocksBelow) return;
+        const entry = `${block}:${id}`;
+        if (!seen.has(entry)) {
+          seen.add(entry);
+          rows.push(batch.chain, block, id);
+        }
+      },
+      write: () => bulk.insertJournal.run(rows),
+    };
+  }
+
+  /**
+   * Everything of a batch after its transfers are inserted: seeds, balances and holder counts,
+   * the tokens' counts and supply marks, block hashes, the NEO part, and the checkpoint.
+   * `transferCounts` are per token of `work`; `recent` is the batch as far as
+   * `encodeRecentTransfers` reads it.
+   */
+  function finishBatch(
+    batch: Omit<IndexBatch, 'transfers'>,
+    stored: ChainRow | undefined,
+    work: Map<string, TokenWork>,
+    tokens: { ids: number[]; newTokens: number; transferCounts: number[] },
+    recent: IndexBatch,
+  ): BalanceWrites {
+    const { chain } = batch;
+    const { ids } = tokens;
+    const list = [...work.values()];
     const seeds = checkSeeds(
       batch,
       { indexedBlock: stored?.indexed_block ?? null, seedBlock: stored?.seed_block ?? null },
       work,
     );
-    if (seeds.length > 0) addSeeds(seeds, new Map(tokens.map((token, i) => [token.address, ids[i]!])), work);
+    if (seeds.length > 0) addSeeds(seeds, new Map(list.map((token, i) => [token.address, ids[i]!])), work);
     const { holderChanges, writes } = applyDeltas(
-      tokens.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
+      list.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
     );
-    tokens.forEach((token, i) => {
+    list.forEach((token, i) => {
       sql.tokenAfterBatch.run({
         holders: holderChanges[i],
-        transfers: token.transfers.length,
+        transfers: tokens.transferCounts[i],
         dirty: token.dirtyBlock,
         id: ids[i],
       });
@@ -810,14 +864,103 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       hash: batch.toBlockHash === null ? null : encodeHex(batch.toBlockHash),
       head: batch.head,
       now: Date.now(),
-      newTokens,
+      newTokens: tokens.newTokens,
       floor: batch.pruneBlocksBelow,
-      transfers: batchTransferCount(batch),
-      recent: encodeRecentTransfers(batch, stored?.recent_transfers ?? null),
+      transfers: tokens.transferCounts.reduce((sum, n) => sum + n, 0),
+      recent: encodeRecentTransfers(recent, stored?.recent_transfers ?? null),
       seedBlock: batch.seeds?.block ?? null,
       partial: batch.seeds?.partial === true ? 1 : 0,
     });
     return writes;
+  }
+
+  const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
+    const stored = beginBatch(batch);
+    const work = planBatch(batch);
+    const { ids, newTokens } = tokenIds(batch, work);
+    const journal = blockJournal(batch);
+    const transferRows: unknown[] = [];
+    const transferCounts: number[] = [];
+    let k = 0;
+    for (const token of work.values()) {
+      const id = ids[k++]!;
+      transferCounts.push(token.transfers.length);
+      for (const t of token.transfers) {
+        if (!insertIfHex(id, t)) {
+          transferRows.push(id, t.blockNumber, t.logIndex, t.txIndex);
+          pushHexParams(transferRows, t.txHash);
+          pushHexParams(transferRows, t.from);
+          pushHexParams(transferRows, t.to);
+          pushAmountParams(transferRows, t.value);
+          transferRows.push(t.time);
+        }
+        journal.add(t.blockNumber, id);
+      }
+    }
+    bulk.insertTransfers.run(transferRows);
+    journal.write();
+    return finishBatch(batch, stored, work, { ids, newTokens, transferCounts }, batch);
+  });
+
+  /**
+   * {@link applyBatchTx} for a batch as the writer thread receives it (see `planWire`): the rows
+   * are inserted straight from the columns, each address's digits worked out once, and the
+   * hashes checked in one pass over their joined text.
+   */
+  const applyWireTx = db.transaction((wire: WireBatch): BalanceWrites => {
+    const stored = beginBatch(wire);
+    const plan = planWire(wire);
+    const { work, hashStarts } = plan;
+    const { addresses, fromOf, toOf, numbers, hashes, hashLengths, values } = wire.transferColumns;
+    const { ids, newTokens } = tokenIds(wire, work);
+    const journal = blockJournal(wire);
+    const digits = addresses.map((address) => (isLowerHex(address) ? address.slice(2) : null));
+    const hashesLowerHex = allHashesLowerHex(hashes, hashLengths.length);
+    const transferRows: unknown[] = [];
+    const transferCounts: number[] = [];
+    let k = 0;
+    for (const token of work.values()) {
+      const id = ids[k++]!;
+      transferCounts.push(token.rows.length);
+      for (const i of token.rows) {
+        const block = numbers[i * 4]!;
+        const from = digits[fromOf[i]!];
+        const to = digits[toOf[i]!];
+        const value = values[i]!;
+        const hashStart = hashStarts[i]!;
+        const hashEnd = hashStarts[i + 1]!;
+        if (
+          from != null &&
+          to != null &&
+          value >= 0n &&
+          (hashesLowerHex || isLowerHex(hashes.slice(hashStart, hashEnd)))
+        ) {
+          const small = value <= 9007199254740991n;
+          (small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue).run(
+            id,
+            block,
+            numbers[i * 4 + 1]!,
+            numbers[i * 4 + 2]!,
+            hashes.slice(hashStart + 2, hashEnd),
+            from,
+            to,
+            small ? value : amountHexDigits(value),
+            numbers[i * 4 + 3]!,
+          );
+        } else {
+          transferRows.push(id, block, numbers[i * 4 + 1]!, numbers[i * 4 + 2]!);
+          pushHexParams(transferRows, hashes.slice(hashStart, hashEnd));
+          pushHexParams(transferRows, addresses[fromOf[i]!]!);
+          pushHexParams(transferRows, addresses[toOf[i]!]!);
+          pushAmountParams(transferRows, value);
+          transferRows.push(numbers[i * 4 + 3]!);
+        }
+        journal.add(block, id);
+      }
+    }
+    bulk.insertTransfers.run(transferRows);
+    journal.write();
+    return finishBatch(wire, stored, work, { ids, newTokens, transferCounts }, plan.recent);
   });
 
   const rollbackTx = db.transaction(
@@ -936,6 +1079,19 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sto
       let writes: BalanceWrites;
       try {
         writes = applyBatchTx.immediate(batch);
+      } catch (error) {
+        clearBalanceCache();
+        throw error;
+      }
+      rememberBalances(writes);
+    },
+
+    async applyWireBatch(wire: WireBatch): Promise<void> {
+      // The NEO part's transfers and outputs are planned from objects (`planBatch`).
+      if (wire.neo !== undefined) return this.applyBatch(batchFromWire(wire));
+      let writes: BalanceWrites;
+      try {
+        writes = applyWireTx.immediate(wire);
       } catch (error) {
         clearBalanceCache();
         throw error;

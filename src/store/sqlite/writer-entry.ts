@@ -5,7 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { TokenqueryError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
-import { batchFromWire, type WireBatch } from './batch-wire.js';
+import type { WireBatch } from './batch-wire.js';
 import { openSqliteStore } from './sqlite-store.js';
 import type { SerializedError, WriterData, WriterRequest, WriterResponse } from './writer-thread.js';
 
@@ -27,10 +27,14 @@ port.on('message', async (message: WriterRequest | 'close') => {
   }
   let response: WriterResponse;
   try {
-    const method = store[message.method] as (...args: unknown[]) => Promise<unknown>;
-    const args =
-      message.method === 'applyBatch' ? [batchFromWire(message.args[0] as WireBatch)] : message.args;
-    const value = await method.apply(store, args);
+    // Batches arrive as columns (batch-wire.ts) and are applied as such.
+    const value =
+      message.method === 'applyBatch'
+        ? await store.applyWireBatch(message.args[0] as WireBatch)
+        : await (store[message.method] as (...args: unknown[]) => Promise<unknown>).apply(
+            store,
+            message.args,
+          );
     response = { id: message.id, ok: true, value };
   } catch (error) {
     response = { id: message.id, ok: false, error: serializeError(error) };
