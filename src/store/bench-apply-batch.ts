@@ -66,31 +66,27 @@ function makeBatches(): IndexBatch[] {
       const log = i % PER_BLOCK;
       // Skewed token choice (a few tokens are busy), 5% mints, amounts in 18-decimal units.
       const token = tokens[Math.min(rand(tokenCount), rand(tokenCount))]!;
-      if (spray) {
-        const mint = !minted.has(token);
-        minted.add(token);
-        transfers.push({
-          token,
-          blockNumber: block,
-          logIndex: log,
-          txIndex: log >> 1,
-          txHash: `0x${hex(block, 32)}${hex(log, 32)}`,
-          from: mint ? ZERO_ADDRESS : holders[0]!,
-          to: mint ? holders[0]! : holders[1 + rand(holderCount - 1)]!,
-          value: mint ? 10n ** 40n : BigInt(1 + rand(1_000_000)) * 10n ** 12n,
-          time: 1_700_000_000 + block * 12,
-        });
-        continue;
-      }
+      // `spray`: the token's first transfer mints to the sender, who then sends to the others.
+      const mint = spray && !minted.has(token);
+      if (spray) minted.add(token);
+      const parties = spray
+        ? {
+            from: mint ? ZERO_ADDRESS : holders[0]!,
+            to: mint ? holders[0]! : holders[1 + rand(holderCount - 1)]!,
+            value: mint ? 10n ** 40n : BigInt(1 + rand(1_000_000)) * 10n ** 12n,
+          }
+        : {
+            from: rand(20) === 0 ? ZERO_ADDRESS : pickHolder(),
+            to: pickHolder(),
+            value: BigInt(rand(1_000_000)) * 10n ** BigInt(12 + rand(8)),
+          };
       transfers.push({
         token,
         blockNumber: block,
         logIndex: log,
         txIndex: log >> 1,
         txHash: `0x${hex(block, 32)}${hex(log, 32)}`,
-        from: rand(20) === 0 ? ZERO_ADDRESS : pickHolder(),
-        to: pickHolder(),
-        value: BigInt(rand(1_000_000)) * 10n ** BigInt(12 + rand(8)),
+        ...parties,
         time: 1_700_000_000 + block * 12,
       });
     }

@@ -874,6 +874,16 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     return writes;
   }
 
+  /** Adds `t`'s parameters for the general multi-row insert of transfers (`bulk.insertTransfers`). */
+  function pushTransferParams(rows: unknown[], id: number, t: Omit<TransferRecord, 'token'>): void {
+    rows.push(id, t.blockNumber, t.logIndex, t.txIndex);
+    pushHexParams(rows, t.txHash);
+    pushHexParams(rows, t.from);
+    pushHexParams(rows, t.to);
+    pushAmountParams(rows, t.value);
+    rows.push(t.time);
+  }
+
   const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
     const stored = beginBatch(batch);
     const work = planBatch(batch);
@@ -886,14 +896,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       const id = ids[k++]!;
       transferCounts.push(token.transfers.length);
       for (const t of token.transfers) {
-        if (!insertIfHex(id, t)) {
-          transferRows.push(id, t.blockNumber, t.logIndex, t.txIndex);
-          pushHexParams(transferRows, t.txHash);
-          pushHexParams(transferRows, t.from);
-          pushHexParams(transferRows, t.to);
-          pushAmountParams(transferRows, t.value);
-          transferRows.push(t.time);
-        }
+        if (!insertIfHex(id, t)) pushTransferParams(transferRows, id, t);
         journal.add(t.blockNumber, id);
       }
     }
@@ -948,12 +951,16 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
             numbers[i * 4 + 3]!,
           );
         } else {
-          transferRows.push(id, block, numbers[i * 4 + 1]!, numbers[i * 4 + 2]!);
-          pushHexParams(transferRows, hashes.slice(hashStart, hashEnd));
-          pushHexParams(transferRows, addresses[fromOf[i]!]!);
-          pushHexParams(transferRows, addresses[toOf[i]!]!);
-          pushAmountParams(transferRows, value);
-          transferRows.push(numbers[i * 4 + 3]!);
+          pushTransferParams(transferRows, id, {
+            blockNumber: block,
+            logIndex: numbers[i * 4 + 1]!,
+            txIndex: numbers[i * 4 + 2]!,
+            txHash: hashes.slice(hashStart, hashEnd),
+            from: addresses[fromOf[i]!]!,
+            to: addresses[toOf[i]!]!,
+            value,
+            time: numbers[i * 4 + 3]!,
+          });
         }
         journal.add(block, id);
       }
@@ -962,6 +969,22 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     journal.write();
     return finishBatch(wire, stored, work, { ids, newTokens, transferCounts }, plan.recent);
   });
+
+  /**
+   * Runs a batch's transaction (IMMEDIATE: it takes the write lock up front, so a concurrent
+   * writer waits on busy_timeout instead of failing with SQLITE_BUSY when a read lock would be
+   * upgraded), and caches the balances it wrote once it has committed; a failed one drops the cache.
+   */
+  function cachingBalances(apply: () => BalanceWrites): void {
+    let writes: BalanceWrites;
+    try {
+      writes = apply();
+    } catch (error) {
+      clearBalanceCache();
+      throw error;
+    }
+    rememberBalances(writes);
+  }
 
   const rollbackTx = db.transaction(
     (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
@@ -1074,29 +1097,13 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     },
 
     async applyBatch(batch: IndexBatch): Promise<void> {
-      // IMMEDIATE takes the write lock up front, so a concurrent writer waits on busy_timeout
-      // instead of failing with SQLITE_BUSY when a read lock would be upgraded.
-      let writes: BalanceWrites;
-      try {
-        writes = applyBatchTx.immediate(batch);
-      } catch (error) {
-        clearBalanceCache();
-        throw error;
-      }
-      rememberBalances(writes);
+      cachingBalances(() => applyBatchTx.immediate(batch));
     },
 
     async applyWireBatch(wire: WireBatch): Promise<void> {
       // The NEO part's transfers and outputs are planned from objects (`planBatch`).
       if (wire.neo !== undefined) return this.applyBatch(batchFromWire(wire));
-      let writes: BalanceWrites;
-      try {
-        writes = applyWireTx.immediate(wire);
-      } catch (error) {
-        clearBalanceCache();
-        throw error;
-      }
-      rememberBalances(writes);
+      cachingBalances(() => applyWireTx.immediate(wire));
     },
 
     async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {
