@@ -1,4 +1,5 @@
 // `npm run bench [-- backfill|api|neo|import|postgres|realtime|ponder|growth] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
+// `npm run bench -- backfill-ab <git-ref> [--reps N]`: this tree's indexer against another commit's (bench/ab.ts).
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -6,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { runBackfillAb } from './ab.js';
 import { type ApiReport, runApiBench } from './api.js';
 import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
@@ -59,11 +61,16 @@ if (
     'realtime',
     'ponder',
     'growth',
+    'backfill-ab',
   ].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, backfill-large, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but backfill-large, import, postgres, realtime, ponder and growth`,
+    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but backfill-large, backfill-ab, import, postgres, realtime, ponder and growth`,
   );
+  process.exit(2);
+}
+if (which === 'backfill-ab' && positionals[1] === undefined) {
+  console.error('backfill-ab needs the commit to compare with: npm run bench -- backfill-ab <git-ref>');
   process.exit(2);
 }
 const log = (line: string): void => console.error(`[bench] ${line}`);
@@ -131,6 +138,16 @@ try {
     );
     sections.ponder = renderPonder(report, machineLine(facts));
   }
+  if (which === 'backfill-ab') {
+    chain = await prepareChain(CHAIN);
+    log(`chain ready in ${chain.setupSeconds.toFixed(1)} s, head ${chain.head}`);
+    const table = await runBackfillAb(
+      chain,
+      { ref: positionals[1]!, reps: Number(values.reps), chunk: CHUNK, concurrency: CONCURRENCY, workDir },
+      log,
+    );
+    console.log(table);
+  }
   if (which === 'backfill-large') {
     // The backfill benchmark on a chain five times longer, with more holders (not in the default run).
     chain = await prepareChain(LARGE_CHAIN);
@@ -152,7 +169,8 @@ try {
     which !== 'postgres' &&
     which !== 'realtime' &&
     which !== 'ponder' &&
-    which !== 'growth'
+    which !== 'growth' &&
+    which !== 'backfill-ab'
   ) {
     chain = await prepareChain(CHAIN);
     log(
@@ -249,7 +267,7 @@ try {
 }
 
 for (const text of Object.values(sections)) console.log(`${text}\n`);
-if (!values['no-write']) {
+if (!values['no-write'] && Object.keys(sections).length > 0) {
   const docPath = fileURLToPath(new URL('../../docs/benchmarks.md', import.meta.url));
   writeSections(docPath, sections);
   log(`results written to ${docPath}`);
