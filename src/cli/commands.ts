@@ -27,16 +27,16 @@ async function servedChains(config: Config, store: Store): Promise<string[]> {
 }
 
 /**
- * The store the API reads: `--db`, or with `--db-read` the replica for chain data and `--db` for
- * API keys (read-split.ts).
- */
-/**
  * SQLite page cache of the API's connection. The API reads pages the OS has cached anyway, and
  * 8 MiB holds the inner pages of a 10M-transfer store's trees; the default 32 MiB (sized for the
  * writer) added 35 MB to `serve`'s RSS under load and no speed (bench/growth.ts).
  */
 const API_SQLITE_CACHE_KIB = 8 * 1024;
 
+/**
+ * The store the API reads: `--db`, or with `--db-read` the replica for chain data and `--db` for
+ * API keys (read-split.ts).
+ */
 async function openApiStore(config: Config, logger: Logger): Promise<Store> {
   const primary = await openStore({ location: config.db, logger, sqliteCacheKiB: API_SQLITE_CACHE_KIB });
   if (config.dbRead === undefined) return primary;

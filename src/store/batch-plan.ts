@@ -53,6 +53,19 @@ export function checkBatchStart(
   }
 }
 
+/** Rejects `what` (a transfer, an output, …) in `block` when the block lies outside the batch's range. */
+export function checkInBatch(
+  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock'>,
+  block: number,
+  what: string,
+): void {
+  if (block < batch.fromBlock || block > batch.toBlock) {
+    throw new TokenqueryError(
+      `${what} in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
+    );
+  }
+}
+
 /** What the store keeps of a chain's seeding (see `BatchSeeds`). */
 export interface StoredSeeding {
   /** The checkpoint; null before the first batch. */
@@ -122,11 +135,7 @@ export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
   let token: TokenWork | undefined;
   for (const transfer of batch.transfers) {
     const block = transfer.blockNumber;
-    if (block < batch.fromBlock || block > batch.toBlock) {
-      throw new TokenqueryError(
-        `transfer in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
-      );
-    }
+    checkInBatch(batch, block, 'transfer');
     if (token?.address !== transfer.token) token = work.get(transfer.token);
     if (token === undefined) {
       token = {
@@ -159,13 +168,7 @@ export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
  * for a new read. Rejects anything outside the batch's range.
  */
 function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, TokenWork>): void {
-  const inRange = (block: number, what: string): void => {
-    if (block < batch.fromBlock || block > batch.toBlock) {
-      throw new TokenqueryError(
-        `${what} in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
-      );
-    }
-  };
+  const inRange = (block: number, what: string): void => checkInBatch(batch, block, what);
   const entry = (address: string, block: number): TokenWork => {
     let token = work.get(address);
     if (token === undefined) {

@@ -15,7 +15,7 @@
  * much with a fresh string per transfer, each hashed and compared character by character.
  */
 import { TokenqueryError } from '../../internal/errors.js';
-import { SUPPLY_ADDRESSES, type TokenWork } from '../batch-plan.js';
+import { checkInBatch, SUPPLY_ADDRESSES, type TokenWork } from '../batch-plan.js';
 import { RECENT_TRANSFERS_KEPT } from '../chain-activity.js';
 import type { IndexBatch, TransferRecord } from '../types.js';
 
@@ -180,11 +180,7 @@ export function planWire(wire: WireBatch): WirePlan {
   for (let i = 0; i < count; i++) {
     hashStarts[i + 1] = hashStarts[i]! + hashLengths[i]!;
     const block = numbers[i * 4]!;
-    if (block < wire.fromBlock || block > wire.toBlock) {
-      throw new TokenqueryError(
-        `transfer in block ${block} lies outside its batch ${wire.fromBlock}..${wire.toBlock} for ${wire.chain}`,
-      );
-    }
+    checkInBatch(wire, block, 'transfer');
     const t = tokenOf[i]!;
     let token = byToken[t];
     if (token === undefined) {
@@ -219,17 +215,16 @@ export function planWire(wire: WireBatch): WirePlan {
     for (const [position, change] of changes[t]!) token.deltas.set(addresses[position]!, change);
   });
   const { transferColumns: _columns, ...rest } = wire;
+  const newestFrom = Math.max(0, count - RECENT_TRANSFERS_KEPT);
   const newest = batchFromWire({
     ...rest,
-    transferColumns: sliceColumns(wire.transferColumns, Math.max(0, count - RECENT_TRANSFERS_KEPT)),
+    transferColumns: sliceColumns(wire.transferColumns, newestFrom, hashStarts[newestFrom]!),
   });
   return { work, hashStarts, recent: newest };
 }
 
-/** The columns' transfers from position `from` on. */
-function sliceColumns(columns: TransferColumns, from: number): TransferColumns {
-  let hashesFrom = 0;
-  for (let i = 0; i < from; i++) hashesFrom += columns.hashLengths[i]!;
+/** The columns' transfers from position `from` on, whose hash starts at `hashesFrom` in `hashes`. */
+function sliceColumns(columns: TransferColumns, from: number, hashesFrom: number): TransferColumns {
   return {
     ...columns,
     count: columns.count - from,

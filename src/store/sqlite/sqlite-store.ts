@@ -502,24 +502,41 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     }
     return digits;
   };
-  /** Inserts `t` as {@link encodeHex}/{@link encodeAmount} would store it, or returns false for the general statement. */
-  const insertIfHex = (id: number, t: TransferRecord): boolean => {
-    const value = t.value;
-    const from = digitsOfAddress(t.from);
-    const to = digitsOfAddress(t.to);
-    if (value < 0n || from === null || to === null || !isLowerHex(t.txHash)) return false;
+  /**
+   * Inserts a transfer whose hash and addresses are given as their hex digits (without `0x`) and
+   * whose value is not negative, as {@link encodeHex}/{@link encodeAmount} would store it.
+   * Positional, so the columnar path (`applyWireTx`) makes no object per row.
+   */
+  const insertHexRow = (
+    id: number,
+    block: number,
+    logIndex: number,
+    txIndex: number,
+    hashDigits: string,
+    fromDigits: string,
+    toDigits: string,
+    value: bigint,
+    time: number,
+  ): void => {
     const small = value <= 9007199254740991n;
     (small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue).run(
       id,
-      t.blockNumber,
-      t.logIndex,
-      t.txIndex,
-      t.txHash.slice(2),
-      from,
-      to,
+      block,
+      logIndex,
+      txIndex,
+      hashDigits,
+      fromDigits,
+      toDigits,
       small ? value : amountHexDigits(value),
-      t.time,
+      time,
     );
+  };
+  /** Inserts `t` as {@link encodeHex}/{@link encodeAmount} would store it, or returns false for the general statement. */
+  const insertIfHex = (id: number, t: TransferRecord): boolean => {
+    const from = digitsOfAddress(t.from);
+    const to = digitsOfAddress(t.to);
+    if (t.value < 0n || from === null || to === null || !isLowerHex(t.txHash)) return false;
+    insertHexRow(id, t.blockNumber, t.logIndex, t.txIndex, t.txHash.slice(2), from, to, t.value, t.time);
     return true;
   };
 
@@ -917,7 +934,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     const { addresses, fromOf, toOf, numbers, hashes, hashLengths, values } = wire.transferColumns;
     const { ids, newTokens } = tokenIds(wire, work);
     const journal = blockJournal(wire);
-    const digits = addresses.map((address) => (isLowerHex(address) ? address.slice(2) : null));
+    // Through the batch's memo, which the balance upserts then find filled.
+    const digits = addresses.map(digitsOfAddress);
     const hashesLowerHex = allHashesLowerHex(hashes, hashLengths.length);
     const transferRows: unknown[] = [];
     const transferCounts: number[] = [];
@@ -927,9 +945,12 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       transferCounts.push(token.rows.length);
       for (const i of token.rows) {
         const block = numbers[i * 4]!;
+        const logIndex = numbers[i * 4 + 1]!;
+        const txIndex = numbers[i * 4 + 2]!;
+        const time = numbers[i * 4 + 3]!;
+        const value = values[i]!;
         const from = digits[fromOf[i]!];
         const to = digits[toOf[i]!];
-        const value = values[i]!;
         const hashStart = hashStarts[i]!;
         const hashEnd = hashStarts[i + 1]!;
         if (
@@ -938,28 +959,18 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
           value >= 0n &&
           (hashesLowerHex || isLowerHex(hashes.slice(hashStart, hashEnd)))
         ) {
-          const small = value <= 9007199254740991n;
-          (small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue).run(
-            id,
-            block,
-            numbers[i * 4 + 1]!,
-            numbers[i * 4 + 2]!,
-            hashes.slice(hashStart + 2, hashEnd),
-            from,
-            to,
-            small ? value : amountHexDigits(value),
-            numbers[i * 4 + 3]!,
-          );
+          const hashDigits = hashes.slice(hashStart + 2, hashEnd);
+          insertHexRow(id, block, logIndex, txIndex, hashDigits, from, to, value, time);
         } else {
           pushTransferParams(transferRows, id, {
             blockNumber: block,
-            logIndex: numbers[i * 4 + 1]!,
-            txIndex: numbers[i * 4 + 2]!,
+            logIndex,
+            txIndex,
             txHash: hashes.slice(hashStart, hashEnd),
             from: addresses[fromOf[i]!]!,
             to: addresses[toOf[i]!]!,
             value,
-            time: numbers[i * 4 + 3]!,
+            time,
           });
         }
         journal.add(block, id);
