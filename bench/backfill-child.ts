@@ -8,7 +8,7 @@ import { silentLogger } from '../src/internal/logger.js';
 import { openStore } from '../src/store/open.js';
 import type { IndexBatch, Store } from '../src/store/types.js';
 import { acquireWriterLease } from '../src/store/writer-lease.js';
-import { childInput, childMain, rssSampler } from './common.js';
+import { childInput, childMain, rssSampler, threadCpuSeconds, threadCpuSince } from './common.js';
 
 export interface BackfillChildInput {
   mode: 'baseline' | 'indexer';
@@ -136,11 +136,18 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
   const rss = rssSampler();
   const started = performance.now();
   const cpuStart = process.cpuUsage();
+  const threadsStart = threadCpuSeconds();
   const timeout = setTimeout(() => controller.abort(), 240_000);
   await run.run();
   clearTimeout(timeout);
   const peakRssBytes = rss.stop();
   const cpuSeconds = cpuSince(cpuStart);
+  if (process.env.TOKENQUERY_BENCH_THREADS) {
+    // Where the indexer's CPU went, by thread (Linux /proc), in CPU seconds: the main thread (the
+    // indexer) first, the writer thread among the last.
+    const seconds = threadCpuSince(threadsStart).filter((s) => s > 0);
+    process.stderr.write(`[threads] CPU s: ${seconds.map((s) => s.toFixed(2)).join(' ')}\n`);
+  }
   if (finishedAt === 0) {
     const status = await store.getChainStatus('eth');
     throw new Error(

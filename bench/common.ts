@@ -1,5 +1,5 @@
 import { execFileSync, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { resolveAnvilBinary } from '../src/devchain/anvil.js';
 
@@ -54,6 +54,35 @@ export function processCpuSeconds(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** CPU seconds each thread of this process has used so far, by thread id, in thread-id order (Linux only; empty elsewhere). */
+export function threadCpuSeconds(): Map<number, number> {
+  const threads = new Map<number, number>();
+  let ids: string[];
+  try {
+    ids = readdirSync('/proc/self/task');
+  } catch {
+    return threads;
+  }
+  for (const id of ids.map(Number).sort((a, b) => a - b)) {
+    try {
+      const fields = readFileSync(`/proc/self/task/${id}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      threads.set(id, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return threads;
+}
+
+/**
+ * CPU seconds per thread used since `before` (a {@link threadCpuSeconds} reading), in thread-id
+ * order: the main thread first, then V8's and libuv's helpers, and worker threads last (threads
+ * are all named `node`, so the order is what tells them apart).
+ */
+export function threadCpuSince(before: Map<number, number>): number[] {
+  return [...threadCpuSeconds()].map(([id, seconds]) => seconds - (before.get(id) ?? 0));
 }
 
 export function median(values: readonly number[]): number {

@@ -202,8 +202,13 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
     if (b[i] !== code) throw NOT_PLAIN;
     return i + 1;
   };
-  /** A `"0x…"` string of `digits` lower-case hex digits (-1: any even number); `at` is its `0`. */
-  const hexString = (i: number, digits: number): number => {
+  /**
+   * A `"0x…"` string of `digits` characters (-1: any even number); `at` is its `0`. With
+   * `checkDigits` false the digits are left for the caller to check: a value that is then compared
+   * with bytes already checked (the Transfer topic, the previous log's block hash) needs no pass
+   * of its own.
+   */
+  const hexString = (i: number, digits: number, checkDigits = true): number => {
     i = ws(i);
     if (b[i] !== QUOTE || b[i + 1] !== ZERO || b[i + 2] !== X) throw NOT_PLAIN;
     at = i + 1;
@@ -216,7 +221,7 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
       close = first + digits;
       if (close >= end || b[close] !== QUOTE) throw NOT_PLAIN;
     }
-    if (!allLowerHex(b, first, close)) throw NOT_PLAIN;
+    if (checkDigits && !allLowerHex(b, first, close)) throw NOT_PLAIN;
     return close + 1;
   };
   let quantity = 0;
@@ -358,6 +363,8 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
     let previousBlock = -1;
     let previousLogIndex = -1;
     let previousBlockHashAt = -1;
+    let previousTxHashAt = -1;
+    let previousTxHash = '';
     let i = expect(start, OPEN_BRACKET);
     i = ws(i);
     if (b[i] === CLOSE_BRACKET) return { value: { transfers, logCount }, next: i + 1 };
@@ -397,7 +404,8 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
             else {
               for (;;) {
                 if (topicCount === 4) throw NOT_PLAIN;
-                i = hexString(i, 64);
+                // The first topic must be the Transfer topic byte for byte (checked below).
+                i = hexString(i, 64, topicCount !== 0);
                 topics[topicCount++] = at;
                 i = ws(i);
                 const c = b[i++];
@@ -416,7 +424,8 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
             blockNumber = quantity;
             break;
           case BLOCK_HASH:
-            i = hexString(i, 64);
+            // Checked below: against the previous log's in the same block, else digit by digit.
+            i = hexString(i, 64, false);
             blockHash = at;
             break;
           case TX_HASH:
@@ -462,6 +471,8 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
       } else if (blockNumber < previousBlock) {
         // Chain order only: anything else is sorted (or refused) by the general path.
         throw NOT_PLAIN;
+      } else if (!allLowerHex(b, blockHash + 2, blockHash + 66)) {
+        throw NOT_PLAIN;
       }
       previousBlockHashAt = blockHash;
 
@@ -471,12 +482,17 @@ function scan(b: Buffer, id: number, from: number, to: number): ScannedTransfers
 
       // ---- decoding: fungible transfers only (3 topics and one 32-byte word), as decodeTransferLog ----
       if (topicCount === 3 && dataDigits === 64) {
+        // One string per transaction: consecutive logs of a transaction share its hash.
+        if (previousTxHashAt === -1 || !sameBytes(b, txHash, previousTxHashAt, 66)) {
+          previousTxHashAt = txHash;
+          previousTxHash = b.toString('latin1', txHash, txHash + 66);
+        }
         transfers.push({
           token: addressOf(TOKEN_ROLE, address + 2),
           blockNumber,
           logIndex,
           txIndex,
-          txHash: b.toString('latin1', txHash, txHash + 66),
+          txHash: previousTxHash,
           // An indexed address is left-padded to 32 bytes; the address is the low 20 bytes.
           from: addressOf(FROM_ROLE, topics[1]! + 26),
           to: addressOf(TO_ROLE, topics[2]! + 26),

@@ -52,6 +52,29 @@ describe('batch wire format', () => {
         value: 5n,
         time: 1_500_000_015,
       },
+      // A second transfer of that transaction, and a third of the first one's, after others.
+      {
+        token: '0xecc6b20d3ccac1ee9ef109af5a7cdb85706b1df9',
+        blockNumber: 1_444_844,
+        logIndex: 1,
+        txIndex: 1,
+        txHash: `0x${'ef'.repeat(32)}`,
+        from: '0x000000000000000000000000000000000000dead',
+        to: '0x0000000000000000000000000000000000000000',
+        value: 6n,
+        time: 1_500_000_015,
+      },
+      {
+        token: '0xecc6b20d3ccac1ee9ef109af5a7cdb85706b1df9',
+        blockNumber: 1_444_844,
+        logIndex: 2,
+        txIndex: 1,
+        txHash: `0x${'ab'.repeat(32)}`,
+        from: '0x000000000000000000000000000000000000dead',
+        to: '0x0000000000000000000000000000000000000000',
+        value: 7n,
+        time: 1_500_000_015,
+      },
     ];
     const batch: IndexBatch = {
       chain: 'eth',
@@ -66,6 +89,8 @@ describe('batch wire format', () => {
     };
     const wire = structuredClone(batchToWire(batch));
     assert.equal(wire.transferColumns.addresses.length, 6);
+    // Consecutive transfers of one transaction name its hash once.
+    assert.deepEqual([...wire.transferColumns.hashOf], [0, 1, 2, 3, 3, 4]);
     assert.deepEqual(batchFromWire(wire), batch);
     assert.deepEqual(batchFromWire(structuredClone(batchToWire({ ...batch, transfers: [] }))), {
       ...batch,

@@ -31,10 +31,14 @@ export interface TransferColumns {
   toOf: Uint32Array;
   /** Per transfer: block number, log index, transaction index, time. */
   numbers: Float64Array;
-  /** The transaction hashes, joined without separators. */
+  /**
+   * The transaction hashes, joined without separators, each once per run of consecutive
+   * transfers of one transaction; `hashOf[i]` is the position of transfer `i`'s hash in that list.
+   */
   hashes: string;
-  /** Per transfer: the length of its transaction hash in `hashes`. */
+  /** Per hash of `hashes`: its length. */
   hashLengths: Uint32Array;
+  hashOf: Uint32Array;
   values: bigint[];
 }
 
@@ -84,8 +88,8 @@ export function batchToWire(batch: IndexBatch): WireBatch {
   const fromOf = new Uint32Array(count);
   const toOf = new Uint32Array(count);
   const numbers = new Float64Array(count * 4);
-  const hashLengths = new Uint32Array(count);
-  const hashes = new Array<string>(count);
+  const hashes: string[] = [];
+  const hashOf = new Uint32Array(count);
   const values = new Array<bigint>(count);
   const tokenIndex = lastFirst(tokens);
   const fromIndex = lastFirst(addresses);
@@ -99,8 +103,9 @@ export function batchToWire(batch: IndexBatch): WireBatch {
     numbers[i * 4 + 1] = t.logIndex;
     numbers[i * 4 + 2] = t.txIndex;
     numbers[i * 4 + 3] = t.time;
-    hashes[i] = t.txHash;
-    hashLengths[i] = t.txHash.length;
+    // A transaction's transfers are consecutive (chain order): its hash goes once.
+    if (hashes.length === 0 || t.txHash !== hashes[hashes.length - 1]) hashes.push(t.txHash);
+    hashOf[i] = hashes.length - 1;
     values[i] = t.value;
   }
   return {
@@ -114,7 +119,8 @@ export function batchToWire(batch: IndexBatch): WireBatch {
       toOf,
       numbers,
       hashes: hashes.join(''),
-      hashLengths,
+      hashLengths: Uint32Array.from(hashes, (hash) => hash.length),
+      hashOf,
       values,
     },
   };
@@ -122,25 +128,38 @@ export function batchToWire(batch: IndexBatch): WireBatch {
 
 export function batchFromWire(wire: WireBatch): IndexBatch {
   const { transferColumns: columns, ...rest } = wire;
-  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, hashes, hashLengths, values } = columns;
+  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, hashes, hashOf, values } = columns;
+  const hashStarts = hashStartsOf(columns);
   const transfers = new Array<TransferRecord>(count);
-  let at = 0;
+  let lastHash = -1;
+  let txHash = '';
   for (let i = 0; i < count; i++) {
-    const end = at + hashLengths[i]!;
+    const k = hashOf[i]!;
+    if (k !== lastHash) {
+      lastHash = k;
+      txHash = hashes.slice(hashStarts[k]!, hashStarts[k + 1]!);
+    }
     transfers[i] = {
       token: tokens[tokenOf[i]!]!,
       blockNumber: numbers[i * 4]!,
       logIndex: numbers[i * 4 + 1]!,
       txIndex: numbers[i * 4 + 2]!,
-      txHash: hashes.slice(at, end),
+      txHash,
       from: addresses[fromOf[i]!]!,
       to: addresses[toOf[i]!]!,
       value: values[i]!,
       time: numbers[i * 4 + 3]!,
     };
-    at = end;
   }
   return { ...rest, transfers } as IndexBatch;
+}
+
+/** Where each hash of `hashes` starts, and where the last one ends (one entry more than hashes). */
+export function hashStartsOf(columns: Pick<TransferColumns, 'hashLengths'>): Uint32Array {
+  const { hashLengths } = columns;
+  const starts = new Uint32Array(hashLengths.length + 1);
+  for (let k = 0; k < hashLengths.length; k++) starts[k + 1] = starts[k]! + hashLengths[k]!;
+  return starts;
 }
 
 /** A token's part of a wire batch: {@link TokenWork} with its transfers as rows of the columns. */
@@ -152,8 +171,6 @@ export interface WireTokenWork extends TokenWork {
 /** What {@link planWire} works out of a wire batch. */
 export interface WirePlan {
   work: Map<string, WireTokenWork>;
-  /** Start of each transfer's hash in `hashes`, and the end of the last one (`count + 1` entries). */
-  hashStarts: Uint32Array;
   /**
    * The batch with only its newest transfers as objects (as many as the chain's recent list
    * keeps): what `encodeRecentTransfers` reads of a batch, without building all of them.
@@ -170,15 +187,12 @@ export interface WirePlan {
 export function planWire(wire: WireBatch): WirePlan {
   if (wire.neo !== undefined)
     throw new TokenqueryError('planWire: a batch with a NEO part is planned by planBatch');
-  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, hashLengths, values } =
-    wire.transferColumns;
+  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, values } = wire.transferColumns;
   const supply = Uint8Array.from(addresses, (address) => (SUPPLY_ADDRESSES.has(address) ? 1 : 0));
   const byToken: (WireTokenWork | undefined)[] = new Array(tokens.length);
   const changes: Map<number, bigint>[] = new Array(tokens.length);
   const work = new Map<string, WireTokenWork>();
-  const hashStarts = new Uint32Array(count + 1);
   for (let i = 0; i < count; i++) {
-    hashStarts[i + 1] = hashStarts[i]! + hashLengths[i]!;
     const block = numbers[i * 4]!;
     checkInBatch(wire, block, 'transfer');
     const t = tokenOf[i]!;
@@ -216,15 +230,12 @@ export function planWire(wire: WireBatch): WirePlan {
   });
   const { transferColumns: _columns, ...rest } = wire;
   const newestFrom = Math.max(0, count - RECENT_TRANSFERS_KEPT);
-  const newest = batchFromWire({
-    ...rest,
-    transferColumns: sliceColumns(wire.transferColumns, newestFrom, hashStarts[newestFrom]!),
-  });
-  return { work, hashStarts, recent: newest };
+  const newest = batchFromWire({ ...rest, transferColumns: sliceColumns(wire.transferColumns, newestFrom) });
+  return { work, recent: newest };
 }
 
-/** The columns' transfers from position `from` on, whose hash starts at `hashesFrom` in `hashes`. */
-function sliceColumns(columns: TransferColumns, from: number, hashesFrom: number): TransferColumns {
+/** The columns' transfers from position `from` on (the hashes stay whole: `hashOf` indexes them). */
+function sliceColumns(columns: TransferColumns, from: number): TransferColumns {
   return {
     ...columns,
     count: columns.count - from,
@@ -232,8 +243,7 @@ function sliceColumns(columns: TransferColumns, from: number, hashesFrom: number
     fromOf: columns.fromOf.subarray(from),
     toOf: columns.toOf.subarray(from),
     numbers: columns.numbers.subarray(from * 4),
-    hashes: columns.hashes.slice(hashesFrom),
-    hashLengths: columns.hashLengths.subarray(from),
+    hashOf: columns.hashOf.subarray(from),
     values: columns.values.slice(from),
   };
 }

@@ -34,7 +34,7 @@ import type {
   TokenRecord,
   TransferRecord,
 } from '../types.js';
-import { batchFromWire, planWire, type WireBatch } from './batch-wire.js';
+import { batchFromWire, hashStartsOf, planWire, type WireBatch } from './batch-wire.js';
 import {
   amountHexDigits,
   decodeAmount,
@@ -268,6 +268,47 @@ function multiRow(db: Database.Database, build: (rows: number) => string, width:
 
 const ROWS_PER_STATEMENT = 100;
 
+/**
+ * The rows of a multi-row statement, written in place into one reused parameter array and run
+ * each time it is full (the rest, fewer rows, by `flush`): one native call and one result object
+ * per `rows` rows instead of one per row. For the hot inserts of a batch, where building a fresh
+ * parameter array per chunk (as `multiRow` takes it) would cost what the statement calls save.
+ * Measured on the transfers table: 1.8 µs a row against 2.2 for one statement call per row.
+ */
+function bufferedRows(db: Database.Database, build: (rows: number) => string, width: number, rows: number) {
+  const full = db.prepare(build(rows));
+  const tail = multiRow(db, build, width, rows);
+  const params: unknown[] = new Array(width * rows);
+  let filled = 0;
+  return {
+    params,
+    /** Where in `params` the next row's `width` values go; runs the full statement first if need be. */
+    next(): number {
+      if (filled === params.length) {
+        full.run(params);
+        filled = 0;
+      }
+      const at = filled;
+      filled += width;
+      return at;
+    },
+    /** Runs the rows not yet written. */
+    flush(): void {
+      if (filled === 0) return;
+      const part = filled === params.length ? params : params.slice(0, filled);
+      filled = 0;
+      tail.run(part);
+    },
+    /** Forgets rows not yet written (a transaction that failed part-way). */
+    discard(): void {
+      filled = 0;
+    },
+  };
+}
+
+/** Rows per statement of {@link bufferedRows}: about the fastest for both tables (16 to 64 measure alike). */
+const BUFFERED_ROWS = 32;
+
 /** How stale `readVersion` may be about other connections' commits. */
 export const DATA_VERSION_CHECK_MS = 5;
 
@@ -482,14 +523,16 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   // one row per statement with plain `unhex()`, the value bound as an INTEGER or as hex digits:
   // measured 3.5-4.5 µs per row against 6.2 µs for the general multi-row statement below, whose
   // `coalesce(unhex(?), ?)` pairs cost more than the statement calls they save.
-  const hexTransferColumns =
-    'INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)';
-  const insertHexTransfer = {
-    integerValue: db.prepare(`${hexTransferColumns} VALUES (?, ?, ?, ?, unhex(?), unhex(?), unhex(?), ?, ?)`),
-    blobValue: db.prepare(
-      `${hexTransferColumns} VALUES (?, ?, ?, ?, unhex(?), unhex(?), unhex(?), unhex(?), ?)`,
-    ),
-  };
+  const hexTransfers = (value: string) =>
+    bufferedRows(
+      db,
+      (rows) =>
+        `INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)
+         VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), unhex(?), unhex(?), ${value}, ?)`, rows)}`,
+      9,
+      BUFFERED_ROWS,
+    );
+  const insertHexTransfer = { integerValue: hexTransfers('?'), blobValue: hexTransfers('unhex(?)') };
   // The hex digits (without `0x`) of each address of the batch being written, or null when it is
   // not lower-case hex; emptied as each batch starts. A batch names the same holders many times,
   // and checking each one with the regular expression cost 4-6 % of the writer.
@@ -519,17 +562,23 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     time: number,
   ): void => {
     const small = value <= 9007199254740991n;
-    (small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue).run(
-      id,
-      block,
-      logIndex,
-      txIndex,
-      hashDigits,
-      fromDigits,
-      toDigits,
-      small ? value : amountHexDigits(value),
-      time,
-    );
+    const rows = small ? insertHexTransfer.integerValue : insertHexTransfer.blobValue;
+    const at = rows.next();
+    const p = rows.params;
+    p[at] = id;
+    p[at + 1] = block;
+    p[at + 2] = logIndex;
+    p[at + 3] = txIndex;
+    p[at + 4] = hashDigits;
+    p[at + 5] = fromDigits;
+    p[at + 6] = toDigits;
+    p[at + 7] = small ? value : amountHexDigits(value);
+    p[at + 8] = time;
+  };
+  /** Writes the rows {@link insertHexRow} has buffered; before the transaction ends. */
+  const flushHexRows = (): void => {
+    insertHexTransfer.integerValue.flush();
+    insertHexTransfer.blobValue.flush();
   };
   /** Inserts `t` as {@link encodeHex}/{@link encodeAmount} would store it, or returns false for the general statement. */
   const insertIfHex = (id: number, t: TransferRecord): boolean => {
@@ -540,24 +589,37 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     return true;
   };
 
-  // The same for balances: an EVM holder and a positive amount, one row per statement.
-  const balanceUpsert = (value: string): Database.Statement =>
-    db.prepare(
-      `INSERT INTO balances (token_id, holder, amount) VALUES (?, unhex(?), ${value})
-       ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount`,
+  // The same for balances: an EVM holder and a positive amount, in buffered rows.
+  const balanceUpserts = (value: string) =>
+    bufferedRows(
+      db,
+      (rows) =>
+        `INSERT INTO balances (token_id, holder, amount) VALUES ${rowsOf(`(?, unhex(?), ${value})`, rows)}
+         ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount`,
+      3,
+      BUFFERED_ROWS,
     );
-  const upsertHexBalance = { integerAmount: balanceUpsert('?'), blobAmount: balanceUpsert('unhex(?)') };
-  /** Writes the balance as {@link encodeHex}/{@link encodeAmount} would, or returns false for the general statement. */
+  const upsertHexBalance = { integerAmount: balanceUpserts('?'), blobAmount: balanceUpserts('unhex(?)') };
+  /**
+   * Buffers the balance's write as {@link encodeHex}/{@link encodeAmount} would store it, or returns
+   * false for the general statement. `applyDeltas` flushes them; each holder once per batch, so
+   * no two rows of one statement name the same key.
+   */
   const upsertIfHex = (id: number, holder: string, amount: bigint): boolean => {
     const digits = digitsOfAddress(holder);
     if (amount < 0n || digits === null) return false;
     const small = amount <= 9007199254740991n;
-    (small ? upsertHexBalance.integerAmount : upsertHexBalance.blobAmount).run(
-      id,
-      digits,
-      small ? amount : amountHexDigits(amount),
-    );
+    const rows = small ? upsertHexBalance.integerAmount : upsertHexBalance.blobAmount;
+    const at = rows.next();
+    rows.params[at] = id;
+    rows.params[at + 1] = digits;
+    rows.params[at + 2] = small ? amount : amountHexDigits(amount);
     return true;
+  };
+  /** Drops rows buffered by a transaction that failed before writing them. */
+  const discardBufferedRows = (): void => {
+    for (const rows of [...Object.values(insertHexTransfer), ...Object.values(upsertHexBalance)])
+      rows.discard();
   };
 
   const bulk = {
@@ -738,6 +800,8 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       writes.push({ id, holders, amounts });
       return change;
     });
+    upsertHexBalance.integerAmount.flush();
+    upsertHexBalance.blobAmount.flush();
     bulk.upsertBalances.run(upserts);
     return { holderChanges, writes };
   }
@@ -774,6 +838,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
 
   /** Opens a batch's write: the stored chain row, read under the write lock, checked against the batch. */
   function beginBatch(batch: Omit<IndexBatch, 'transfers'>): ChainRow | undefined {
+    discardBufferedRows();
     validateBalanceCache();
     addressDigits.clear();
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
@@ -917,6 +982,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
         journal.add(t.blockNumber, id);
       }
     }
+    flushHexRows();
     bulk.insertTransfers.run(transferRows);
     journal.write();
     return finishBatch(batch, stored, work, { ids, newTokens, transferCounts }, batch);
@@ -930,13 +996,26 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const applyWireTx = db.transaction((wire: WireBatch): BalanceWrites => {
     const stored = beginBatch(wire);
     const plan = planWire(wire);
-    const { work, hashStarts } = plan;
-    const { addresses, fromOf, toOf, numbers, hashes, hashLengths, values } = wire.transferColumns;
+    const { work } = plan;
+    const columns = wire.transferColumns;
+    const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = columns;
     const { ids, newTokens } = tokenIds(wire, work);
     const journal = blockJournal(wire);
     // Through the batch's memo, which the balance upserts then find filled.
     const digits = addresses.map(digitsOfAddress);
     const hashesLowerHex = allHashesLowerHex(hashes, hashLengths.length);
+    const hashStarts = hashStartsOf(columns);
+    // Each distinct hash's digits (without `0x`), or null if it is not lower-case hex; made on first use.
+    const hashDigits: (string | null | undefined)[] = new Array(hashLengths.length);
+    const digitsOfHash = (k: number): string | null => {
+      let made = hashDigits[k];
+      if (made === undefined) {
+        const hash = hashes.slice(hashStarts[k]!, hashStarts[k + 1]!);
+        made = hashesLowerHex || isLowerHex(hash) ? hash.slice(2) : null;
+        hashDigits[k] = made;
+      }
+      return made;
+    };
     const transferRows: unknown[] = [];
     const transferCounts: number[] = [];
     let k = 0;
@@ -951,22 +1030,16 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
         const value = values[i]!;
         const from = digits[fromOf[i]!];
         const to = digits[toOf[i]!];
-        const hashStart = hashStarts[i]!;
-        const hashEnd = hashStarts[i + 1]!;
-        if (
-          from != null &&
-          to != null &&
-          value >= 0n &&
-          (hashesLowerHex || isLowerHex(hashes.slice(hashStart, hashEnd)))
-        ) {
-          const hashDigits = hashes.slice(hashStart + 2, hashEnd);
-          insertHexRow(id, block, logIndex, txIndex, hashDigits, from, to, value, time);
+        const hash = hashOf[i]!;
+        const txHashDigits = digitsOfHash(hash);
+        if (from != null && to != null && value >= 0n && txHashDigits !== null) {
+          insertHexRow(id, block, logIndex, txIndex, txHashDigits, from, to, value, time);
         } else {
           pushTransferParams(transferRows, id, {
             blockNumber: block,
             logIndex,
             txIndex,
-            txHash: hashes.slice(hashStart, hashEnd),
+            txHash: hashes.slice(hashStarts[hash]!, hashStarts[hash + 1]!),
             from: addresses[fromOf[i]!]!,
             to: addresses[toOf[i]!]!,
             value,
@@ -976,6 +1049,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
         journal.add(block, id);
       }
     }
+    flushHexRows();
     bulk.insertTransfers.run(transferRows);
     journal.write();
     return finishBatch(wire, stored, work, { ids, newTokens, transferCounts }, plan.recent);
@@ -999,6 +1073,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
 
   const rollbackTx = db.transaction(
     (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
+      discardBufferedRows();
       validateBalanceCache();
       const current = sql.getChain.get(chain);
       if (current?.indexed_block == null) {
