@@ -43,6 +43,11 @@ export interface BackfillReport {
   options: Omit<BackfillBenchOptions, 'workDir'>;
 }
 
+/**
+ * Extra `node` flags for the indexer's process only, for looking into it (`--trace-gc`,
+ * `--perf-basic-prof`, …), space-separated in TOKENQUERY_BENCH_INDEXER_FLAGS.
+ */
+const INDEXER_NODE_FLAGS = (process.env.TOKENQUERY_BENCH_INDEXER_FLAGS ?? '').split(' ').filter(Boolean);
 const CHILD = './backfill-child.js';
 
 function microsPerItem(seconds: number | null, items: number): string {
@@ -72,11 +77,11 @@ export async function runBackfillBench(
     const nodeBetween = nodeCpu();
     if (dbPath) rmSqlite(dbPath);
     dbPath = join(options.workDir, `backfill-${i}.sqlite`);
-    const indexer = await runChild<BackfillChildResult>(CHILD, {
-      ...base,
-      mode: 'indexer',
-      dbPath,
-    } satisfies BackfillChildInput);
+    const indexer = await runChild<BackfillChildResult>(
+      CHILD,
+      { ...base, mode: 'indexer', dbPath } satisfies BackfillChildInput,
+      INDEXER_NODE_FLAGS,
+    );
     const nodeAfter = nodeCpu();
     const spent = (from: number | null, to: number | null): number | null =>
       from === null || to === null ? null : to - from;

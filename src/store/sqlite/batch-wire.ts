@@ -190,7 +190,6 @@ export function planWire(wire: WireBatch): WirePlan {
   const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, values } = wire.transferColumns;
   const supply = Uint8Array.from(addresses, (address) => (SUPPLY_ADDRESSES.has(address) ? 1 : 0));
   const byToken: (WireTokenWork | undefined)[] = new Array(tokens.length);
-  const changes: Map<number, bigint>[] = new Array(tokens.length);
   const work = new Map<string, WireTokenWork>();
   for (let i = 0; i < count; i++) {
     const block = numbers[i * 4]!;
@@ -207,27 +206,38 @@ export function planWire(wire: WireBatch): WirePlan {
         dirtyBlock: null,
       };
       byToken[t] = token;
-      changes[t] = new Map();
       work.set(token.address, token);
     }
     token.rows.push(i);
     if (block < token.firstBlock) token.firstBlock = block;
-    const from = fromOf[i]!;
-    const to = toOf[i]!;
-    if (from !== to) {
-      const value = values[i]!;
-      const sums = changes[t]!;
-      sums.set(from, (sums.get(from) ?? 0n) - value);
-      sums.set(to, (sums.get(to) ?? 0n) + value);
-    }
-    if (supply[from] === 1 || supply[to] === 1) {
+    if (supply[fromOf[i]!] === 1 || supply[toOf[i]!] === 1) {
       token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
     }
   }
-  byToken.forEach((token, t) => {
-    if (token === undefined) return;
-    for (const [position, change] of changes[t]!) token.deltas.set(addresses[position]!, change);
-  });
+  // Net changes, one token at a time, summed by address position in one array shared by all
+  // tokens (an array slot costs less than a map entry; each token leaves it empty again).
+  const sums: (bigint | undefined)[] = new Array(addresses.length);
+  const touched: number[] = [];
+  const add = (position: number, change: bigint): void => {
+    const sum = sums[position];
+    if (sum === undefined) touched.push(position);
+    sums[position] = (sum ?? 0n) + change;
+  };
+  for (const token of work.values()) {
+    for (const i of token.rows) {
+      const from = fromOf[i]!;
+      const to = toOf[i]!;
+      if (from === to) continue;
+      const value = values[i]!;
+      add(from, -value);
+      add(to, value);
+    }
+    for (const position of touched) {
+      token.deltas.set(addresses[position]!, sums[position]!);
+      sums[position] = undefined;
+    }
+    touched.length = 0;
+  }
   const { transferColumns: _columns, ...rest } = wire;
   const newestFrom = Math.max(0, count - RECENT_TRANSFERS_KEPT);
   const newest = batchFromWire({ ...rest, transferColumns: sliceColumns(wire.transferColumns, newestFrom) });
