@@ -92,6 +92,12 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
                 : ''),
           );
         }
+        if (report.balancesBlock !== null) {
+          out(
+            `stored balances are those at block ${report.balancesBlock}: the indexer writes the rest ` +
+              'with a later batch, or replays them at its next start; compared as such',
+          );
+        }
       }
       for (const difference of report.differences) out(describe(difference));
       out(report.differences.length === 0 ? 'no differences' : `${report.differences.length} differences`);

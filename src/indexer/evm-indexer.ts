@@ -273,7 +273,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
 
   async function commit(
     range: FetchedRange,
-    extra: { toBlockHash: string | null; blocks: EvmBlockHeader[] },
+    extra: { toBlockHash: string | null; blocks: EvmBlockHeader[]; deferBalances?: boolean },
   ): Promise<void> {
     const head = headSeen;
     await store.applyBatch({
@@ -287,6 +287,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       head,
       pruneBlocksBelow: head - chain.finalityDepth,
       ...(range.seeds === undefined ? {} : { seeds: range.seeds }),
+      ...(extra.deferBalances === true ? { deferBalances: true } : {}),
     });
     headWritten = Math.max(headWritten, head);
     for (const token of range.tokens) {
@@ -338,9 +339,12 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       const batch = mergeRanges(ready);
       ready = [];
       readyTransfers = 0;
+      // Balance rows may wait for a later batch while more of the backfill is coming; the last
+      // batch writes them all (see IndexBatch.deferBalances).
+      const deferBalances = cursor <= target || inflight.length > 0;
       committing.push(
         settle(
-          commit(batch, { toBlockHash: batch.toHash, blocks: [] }).then(() => {
+          commit(batch, { toBlockHash: batch.toHash, blocks: [], deferBalances }).then(() => {
             transfersDone += batch.transfers.length;
             progress?.update({ block: batch.to, transfers: transfersDone });
           }),

@@ -98,6 +98,14 @@ export interface IndexBatch {
   neo?: NeoBatchPart;
   /** EVM chains indexed from a late start block: the starting balances of holders seen first in this batch. */
   seeds?: BatchSeeds;
+  /**
+   * A backfill batch with more to follow: the store may keep the balance rows it changes in memory
+   * and write them with a later batch (each holder once for many batches), as long as holder
+   * counts and everything else commit with the batch as always. Until then `getBalance` and
+   * `scanBalances` answer as of `ChainStatus.balancesBlock`; after a crash the store replays the
+   * stored transfers above that block before its next write. A store is free to ignore it.
+   */
+  deferBalances?: boolean;
 }
 
 /**
@@ -270,6 +278,11 @@ export interface ChainStatus {
    * starting balance, so holder counts and balances are partial. Absent otherwise.
    */
   holdersPartial?: boolean;
+  /**
+   * Present while balances lag the checkpoint (see `IndexBatch.deferBalances`): the balances
+   * `getBalance` and `scanBalances` answer are those at this block.
+   */
+  balancesBlock?: number;
 }
 
 /** What the dashboard and `/metrics` show of a chain beyond its {@link ChainStatus}. */

@@ -191,6 +191,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE chains ADD COLUMN holders_partial INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    // Balances written behind the checkpoint during a backfill (`IndexBatch.deferBalances`): the
+    // balances table holds every transfer up to `balances_block` and none after it; NULL when it is
+    // current with the checkpoint. After a crash the next write replays the transfers above it.
+    name: '0006_balances_block',
+    sql: `
+      ALTER TABLE chains ADD COLUMN balances_block INTEGER;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { verifyChain } from '../../indexer/verify.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
@@ -301,63 +302,87 @@ describe('sqlite store', () => {
   });
 });
 
+/** Twelve batches of random transfers (the same on every run): every kind of row the batches write. */
+function randomBatches(): IndexBatch[] {
+  // mulberry32: the same batches on every run.
+  let seed = 7;
+  const rand = (n: number): number => {
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+  const hex = (n: number, digits: number): string => n.toString(16).padStart(digits, '0');
+  const tokens = [TOKEN, `0x${hex(0xabc, 40)}`, `0x${hex(0xdef, 40)}`];
+  // Lower-case hex (the fast path), upper-case hex, a NEO address, the zero and dead addresses.
+  const holders = [
+    ...Array.from({ length: 30 }, (_, i) => `0x${hex(0x5000 + i * 977, 40)}`),
+    `0x${hex(0xbeef, 40).toUpperCase()}`,
+    'AXsGdFj8hpdX4xZmGh7GnsYGNPUr9nbTxy',
+    ZERO_ADDRESS,
+    '0x000000000000000000000000000000000000dead',
+  ];
+  const batches: IndexBatch[] = [];
+  for (let b = 0; b < 12; b++) {
+    const fromBlock = 1 + b * 10;
+    const transfers = Array.from({ length: 40 + rand(80) }, (_, i) => {
+      const blockNumber = fromBlock + Math.floor(i / 20);
+      const from = holders[rand(holders.length)]!;
+      return {
+        token: tokens[rand(tokens.length)]!,
+        blockNumber,
+        logIndex: i,
+        txIndex: i >> 1,
+        // 32-byte hashes, two transfers a transaction (the wire sends such a hash once), and in
+        // every other batch now and then one the fast path leaves to the general statement (the
+        // other batches' hashes are checked in one pass).
+        txHash:
+          b % 2 === 0 && rand(25) === 0
+            ? `0x${hex(i >> 1, 8).toUpperCase()}`
+            : `0x${hex(blockNumber, 32)}${hex(i >> 1, 32)}`,
+        from,
+        to: rand(10) === 0 ? from : holders[rand(holders.length)]!,
+        value: rand(8) === 0 ? 2n ** 200n + BigInt(rand(1000)) : BigInt(rand(1_000_000)) * 10n ** 9n,
+        time: 1_700_000_000 + blockNumber,
+      };
+    });
+    batches.push({
+      chain: 'eth',
+      fromBlock,
+      toBlock: fromBlock + 9,
+      toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
+      transfers,
+      tokens: b === 0 ? tokens.map((address) => ({ address, name: 'T', symbol: 'T', decimals: 18 })) : [],
+      blocks: [],
+      head: 200,
+      // The newest blocks fall inside the unfinalized window, so the journal is written too.
+      pruneBlocksBelow: 90,
+    });
+  }
+  return batches;
+}
+
+/** Every row of every table the batches write (the chain's `updated_at` is the clock). */
+function dumpTables(path: string) {
+  const db = new Database(path, { readonly: true });
+  try {
+    return Object.fromEntries(
+      ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs'].map((table) => [
+        table,
+        db
+          .prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3`)
+          .all()
+          .map((row) => ({ ...(row as object), updated_at: 0 })),
+      ]),
+    );
+  } finally {
+    db.close();
+  }
+}
+
 describe('batches applied from the wire columns (the writer thread) and from objects', () => {
   test('store exactly the same rows: hex and other addresses, mints, burns, negative and huge amounts', async () => {
-    // mulberry32: the same batches on every run.
-    let seed = 7;
-    const rand = (n: number): number => {
-      seed = (seed + 0x6d2b79f5) >>> 0;
-      let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-    };
-    const hex = (n: number, digits: number): string => n.toString(16).padStart(digits, '0');
-    const tokens = [TOKEN, `0x${hex(0xabc, 40)}`, `0x${hex(0xdef, 40)}`];
-    // Lower-case hex (the fast path), upper-case hex, a NEO address, the zero and dead addresses.
-    const holders = [
-      ...Array.from({ length: 30 }, (_, i) => `0x${hex(0x5000 + i * 977, 40)}`),
-      `0x${hex(0xbeef, 40).toUpperCase()}`,
-      'AXsGdFj8hpdX4xZmGh7GnsYGNPUr9nbTxy',
-      ZERO_ADDRESS,
-      '0x000000000000000000000000000000000000dead',
-    ];
-    const batches: IndexBatch[] = [];
-    for (let b = 0; b < 12; b++) {
-      const fromBlock = 1 + b * 10;
-      const transfers = Array.from({ length: 40 + rand(80) }, (_, i) => {
-        const blockNumber = fromBlock + Math.floor(i / 20);
-        const from = holders[rand(holders.length)]!;
-        return {
-          token: tokens[rand(tokens.length)]!,
-          blockNumber,
-          logIndex: i,
-          txIndex: i >> 1,
-          // 32-byte hashes, two transfers a transaction (the wire sends such a hash once), and in
-          // every other batch now and then one the fast path leaves to the general statement (the
-          // other batches' hashes are checked in one pass).
-          txHash:
-            b % 2 === 0 && rand(25) === 0
-              ? `0x${hex(i >> 1, 8).toUpperCase()}`
-              : `0x${hex(blockNumber, 32)}${hex(i >> 1, 32)}`,
-          from,
-          to: rand(10) === 0 ? from : holders[rand(holders.length)]!,
-          value: rand(8) === 0 ? 2n ** 200n + BigInt(rand(1000)) : BigInt(rand(1_000_000)) * 10n ** 9n,
-          time: 1_700_000_000 + blockNumber,
-        };
-      });
-      batches.push({
-        chain: 'eth',
-        fromBlock,
-        toBlock: fromBlock + 9,
-        toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
-        transfers,
-        tokens: b === 0 ? tokens.map((address) => ({ address, name: 'T', symbol: 'T', decimals: 18 })) : [],
-        blocks: [],
-        head: 200,
-        // The newest blocks fall inside the unfinalized window, so the journal is written too.
-        pruneBlocksBelow: 90,
-      });
-    }
+    const batches = randomBatches();
     const paths = [freshPath(), freshPath()];
     const fromObjects = await openSqliteStore({ path: paths[0]!, logger: silentLogger() });
     const fromWire = await openSqliteStore({ path: paths[1]!, logger: silentLogger() });
@@ -367,28 +392,113 @@ describe('batches applied from the wire columns (the writer thread) and from obj
     }
     await fromObjects.close();
     await fromWire.close();
-    // Every row of every table the batches write (the chain's `updated_at` is the clock).
-    const dump = (path: string) => {
-      const db = new Database(path, { readonly: true });
-      try {
-        return Object.fromEntries(
-          ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs'].map((table) => [
-            table,
-            db
-              .prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3`)
-              .all()
-              .map((row) => ({ ...(row as object), updated_at: 0 })),
-          ]),
-        );
-      } finally {
-        db.close();
-      }
-    };
-    const [objects, wire] = [dump(paths[0]!), dump(paths[1]!)];
+    const [objects, wire] = [dumpTables(paths[0]!), dumpTables(paths[1]!)];
     assert.equal(objects.tokens!.length, 3);
     assert.ok(objects.transfers!.length > 500);
     assert.ok(objects.balances!.length > 30);
     assert.ok(objects.recent_block_tokens!.length > 0);
     assert.deepEqual(wire, objects);
+  });
+});
+
+describe('balances written behind the checkpoint (deferBalances)', () => {
+  /**
+   * The batches, each allowed to leave its balance rows for later but the fourth (which writes
+   * them all, so the table is neither empty nor current midway) and the last.
+   */
+  const deferring = (batches: IndexBatch[]): IndexBatch[] =>
+    batches.map((batch, i) => ({ ...batch, deferBalances: i !== 3 && i < batches.length - 1 }));
+  /** A store given `batches` writing every balance at once, then `finish`; its tables. */
+  const reference = async (batches: IndexBatch[], finish?: (store: Store) => Promise<unknown>) => {
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    for (const batch of batches) await store.applyBatch(batch);
+    await finish?.(store);
+    await store.close();
+    return dumpTables(path);
+  };
+  const holderCounts = async (store: Store) =>
+    (await store.listTokens('eth', 0, 10)).tokens.map((t) => [t.address, t.holderCount, t.transferCount]);
+
+  for (const [name, openSqlite] of [
+    ['sqlite', openSqliteStore],
+    ['sqlite with a writer thread', openSqliteStoreWithWriterThread],
+  ] as const) {
+    test(`${name}: the same rows in the end, holder counts exact all along, verify clean midway`, async () => {
+      const batches = randomBatches();
+      const path = freshPath();
+      const deferred = await openSqlite({ path, logger: silentLogger() });
+      const exact = await openSqliteStore({ path: freshPath(), logger: silentLogger() });
+      for (const [i, batch] of deferring(batches).entries()) {
+        await deferred.applyBatch(batch);
+        await exact.applyBatch(batch);
+        assert.deepEqual(await holderCounts(deferred), await holderCounts(exact), `after batch ${i}`);
+        if (i === 6) {
+          // The balances table lags, says so, and verify compares it as of that block.
+          const lagging = (await deferred.getChainStatus('eth'))?.balancesBlock;
+          assert.equal(lagging, batches[3]!.toBlock);
+          const report = await verifyChain({
+            store: deferred,
+            chain: 'eth',
+            source: null,
+            logger: silentLogger(),
+          });
+          assert.equal(report.balancesBlock, lagging);
+          assert.ok(report.balances > 0);
+          assert.deepEqual(report.differences, []);
+        }
+      }
+      assert.equal((await deferred.getChainStatus('eth'))?.balancesBlock, undefined);
+      await deferred.close();
+      await exact.close();
+      const tables = dumpTables(path);
+      assert.ok(tables.balances!.length > 30);
+      assert.deepEqual(tables, await reference(batches));
+    });
+  }
+
+  test('close writes them; a crash loses nothing: the next write replays what the table lacks', async () => {
+    const batches = deferring(randomBatches());
+    // Closed after 5 deferred batches: the balances are written.
+    const closed = freshPath();
+    const first = await openSqliteStore({ path: closed, logger: silentLogger() });
+    for (const batch of batches.slice(0, 5)) await first.applyBatch(batch);
+    await first.close();
+    const closedTables = dumpTables(closed);
+    assert.equal((closedTables.chains![0] as unknown as { balances_block: unknown }).balances_block, null);
+    assert.deepEqual(closedTables, await reference(batches.slice(0, 5)));
+
+    // "Crashed" after 7: a second connection carries on without the first one's memory, and the
+    // first one, closed afterwards, must not write its stale balances over the second's.
+    const path = freshPath();
+    const crashed = await openSqliteStore({ path, logger: silentLogger() });
+    for (const batch of batches.slice(0, 7)) await crashed.applyBatch(batch);
+    const restarted = await openSqliteStore({ path, logger: silentLogger() });
+    for (const batch of batches.slice(7)) await restarted.applyBatch(batch);
+    await crashed.close();
+    await restarted.close();
+    assert.deepEqual(dumpTables(path), await reference(batches));
+  });
+
+  test('a rollback writes them first, or replays them after a crash', async () => {
+    const batches = deferring(randomBatches());
+    const rollBack = (store: Store) => store.rollback('eth', 95, null);
+    const expected = await reference(batches.slice(0, 10), rollBack);
+    // Unwritten balances in memory.
+    const path = freshPath();
+    const store = await openSqliteStore({ path, logger: silentLogger() });
+    for (const batch of batches.slice(0, 10)) await store.applyBatch(batch);
+    await rollBack(store);
+    await store.close();
+    assert.deepEqual(dumpTables(path), expected);
+    // Lost in a crash.
+    const crashedPath = freshPath();
+    const crashed = await openSqliteStore({ path: crashedPath, logger: silentLogger() });
+    for (const batch of batches.slice(0, 10)) await crashed.applyBatch(batch);
+    const restarted = await openSqliteStore({ path: crashedPath, logger: silentLogger() });
+    await rollBack(restarted);
+    await crashed.close();
+    await restarted.close();
+    assert.deepEqual(dumpTables(crashedPath), expected);
   });
 });

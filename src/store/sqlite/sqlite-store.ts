@@ -121,6 +121,7 @@ interface ChainRow {
   recent_transfers: string | null;
   seed_block: number | null;
   holders_partial: number;
+  balances_block: number | null;
 }
 
 interface ApiKeyRow extends ApiKeyLimitColumns {
@@ -141,6 +142,7 @@ function toChainStatus(row: ChainRow): ChainStatus {
   };
   if (row.seed_block !== null) status.seedBlock = row.seed_block;
   if (row.holders_partial !== 0) status.holdersPartial = true;
+  if (row.balances_block !== null) status.balancesBlock = row.balances_block;
   return status;
 }
 
@@ -306,6 +308,14 @@ function bufferedRows(db: Database.Database, build: (rows: number) => string, wi
   };
 }
 
+/**
+ * Bounds on balances written behind the checkpoint (see `unwritten` in the store): past either,
+ * the batch writes them all. About 150 bytes an entry; a replay after a crash reads at most
+ * this many transfers back (seconds).
+ */
+const MAX_UNWRITTEN_BALANCES = 250_000;
+const MAX_UNWRITTEN_TRANSFERS = 1_000_000;
+
 /** Addresses whose bytes the writer keeps at most (see `bytesOfAddress`). */
 const ADDRESS_BYTES_KEPT = 200_000;
 
@@ -354,9 +364,11 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
     afterBatch: db.prepare(`
       INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor,
-        transfer_count, recent_transfers, seed_block, holders_partial)
-      VALUES (@chain, @block, @hash, @head, @now, @newTokens, @floor, @transfers, @recent, @seedBlock, @partial)
+        transfer_count, recent_transfers, seed_block, holders_partial, balances_block)
+      VALUES (@chain, @block, @hash, @head, @now, @newTokens, @floor, @transfers, @recent, @seedBlock, @partial,
+        @balancesFrom)
       ON CONFLICT (chain) DO UPDATE SET
+        balances_block = CASE WHEN @balancesFrom IS NULL THEN NULL ELSE coalesce(balances_block, @balancesFrom) END,
         seed_block = coalesce(seed_block, excluded.seed_block),
         holders_partial = max(holders_partial, excluded.holders_partial),
         indexed_block = excluded.indexed_block,
@@ -394,6 +406,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
         supply_dirty = CASE WHEN @dirty IS NULL THEN supply_dirty ELSE max(coalesce(supply_dirty, @dirty), @dirty) END
       WHERE id = @id`),
     deleteBalance: db.prepare(`DELETE FROM balances WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE}`),
+    balancesCurrent: db.prepare('UPDATE chains SET balances_block = NULL WHERE chain = ?'),
     pruneJournal: db.prepare('DELETE FROM recent_block_tokens WHERE chain = ? AND block_number < ?'),
     upsertBlockRef: db.prepare(`
       INSERT INTO block_refs (chain, number, hash, parent_hash) VALUES (?, ?, ?, ?)
@@ -702,22 +715,67 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   let cachedBalances = 0;
   let cacheDataVersion: number | null = null;
   const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  /**
+   * Balances written behind the checkpoint (`IndexBatch.deferBalances`), per chain, token id and
+   * holder: the exact amounts after committed batches whose rows are not written yet (0n: the
+   * row goes). They are read before the cache, and written, all of a chain at once, by the first
+   * batch that does not defer, a rollback, or `close`. The chain row's `balances_block` says what
+   * the table holds meanwhile, so losing them (a crash, or dropping them with the cache) loses
+   * nothing: the next write replays the stored transfers above that block (`replayBalances`).
+   */
+  const unwritten = new Map<
+    string,
+    { balances: Map<number, Map<string, bigint>>; count: number; transfers: number }
+  >();
+  /** Drops the cache, and the unwritten balances with it: the cache may hold amounts ahead of the table. */
   const clearBalanceCache = (): void => {
     balanceCache.clear();
     cachedBalances = 0;
     cacheDataVersion = null;
+    unwritten.clear();
   };
   /** Must run inside the write transaction, before any balance is read. */
   const validateBalanceCache = (): void => {
     const version = dataVersion.get()!;
     if (version !== cacheDataVersion) {
-      balanceCache.clear();
-      cachedBalances = 0;
+      clearBalanceCache();
       cacheDataVersion = version;
     }
   };
   /** Balances written by a transaction, put in the cache only once it has committed. */
   type BalanceWrites = { id: number; holders: string[]; amounts: bigint[] }[];
+  /**
+   * What a batch's transaction did with balances, applied to the cache and to `unwritten` once it
+   * has committed: `writes` were written (or, `deferred`, left unwritten); `flushed`, the chain's
+   * unwritten balances were written first.
+   */
+  interface BatchBalances {
+    chain: string;
+    writes: BalanceWrites;
+    deferred: boolean;
+    flushed: boolean;
+    /** Transfers of the batch (for the bound on what a replay would read). */
+    transfers: number;
+  }
+  const unwrittenOf = (chain: string) => unwritten.get(chain)?.balances;
+  const rememberUnwritten = (chain: string, writes: BalanceWrites, transfers: number): void => {
+    let entry = unwritten.get(chain);
+    if (entry === undefined) {
+      entry = { balances: new Map(), count: 0, transfers: 0 };
+      unwritten.set(chain, entry);
+    }
+    entry.transfers += transfers;
+    for (const { id, holders, amounts } of writes) {
+      let perToken = entry.balances.get(id);
+      if (perToken === undefined) {
+        perToken = new Map();
+        entry.balances.set(id, perToken);
+      }
+      const before = perToken.size;
+      for (let i = 0; i < holders.length; i++) perToken.set(holders[i]!, amounts[i]!);
+      entry.count += perToken.size - before;
+    }
+  };
   const rememberBalances = (writes: BalanceWrites): void => {
     for (const { id, holders, amounts } of writes) {
       let perToken = balanceCache.get(id);
@@ -749,26 +807,33 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   };
 
   /**
-   * Applies net balance changes per token and returns each token's change in holder count,
-   * and the balances written (for the cache, once committed).
+   * Applies net balance changes per token of `chain` and returns each token's change in holder
+   * count, and the balances written (for the cache, once committed); with `defer`, the rows are
+   * left for later (`unwritten`), and only the holder counts change now.
    * Balances are exact BigInts and may be negative while history starts late; a zero balance
    * has no row, so `getBalance` answers 0n for it like for an address never seen.
    */
-  function applyDeltas(changes: { id: number; deltas: Map<string, bigint> }[]): {
+  function applyDeltas(
+    chain: string,
+    changes: { id: number; deltas: Map<string, bigint> }[],
+    defer = false,
+  ): {
     holderChanges: number[];
     writes: BalanceWrites;
   } {
     const upserts: unknown[] = [];
     const writes: BalanceWrites = [];
+    const pending = unwrittenOf(chain);
     const holderChanges = changes.map(({ id, deltas }) => {
       const cached = balanceCache.get(id);
+      const pendingOfToken = pending?.get(id);
       const holders: string[] = [];
       const changesOf: bigint[] = [];
       const before: bigint[] = [];
       const misses: number[] = [];
       for (const [holder, delta] of deltas) {
         if (delta === 0n) continue;
-        const known = cached?.get(holder);
+        const known = pendingOfToken?.get(holder) ?? cached?.get(holder);
         if (known === undefined) misses.push(holders.length);
         holders.push(holder);
         changesOf.push(delta);
@@ -794,27 +859,81 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
         const after = old + changesOf[i]!;
         amounts[i] = after;
         // A zero balance has no row, so a row exists exactly when the old balance is non-zero.
-        if (after !== 0n) {
-          if (!upsertIfHex(id, holder, after)) {
-            upserts.push(id);
-            pushHexParams(upserts, holder);
-            pushAmountParams(upserts, after);
-          }
-        } else if (old !== 0n) {
-          const key: unknown[] = [id];
-          pushHexParams(key, holder);
-          sql.deleteBalance.run(key);
-        }
+        if (!defer && (after !== 0n || old !== 0n)) writeBalance(upserts, id, holder, after);
         const holds = after > 0n;
         if (holds !== old > 0n && !NON_HOLDERS.has(holder)) change += holds ? 1 : -1;
       }
       writes.push({ id, holders, amounts });
       return change;
     });
+    finishBalanceWrites(upserts);
+    return { holderChanges, writes };
+  }
+
+  /** Writes `amount` as the balance row of (`id`, `holder`): an upsert, or for 0n a delete. */
+  function writeBalance(upserts: unknown[], id: number, holder: string, amount: bigint): void {
+    if (amount === 0n) {
+      const key: unknown[] = [id];
+      pushHexParams(key, holder);
+      sql.deleteBalance.run(key);
+    } else if (!upsertIfHex(id, holder, amount)) {
+      upserts.push(id);
+      pushHexParams(upserts, holder);
+      pushAmountParams(upserts, amount);
+    }
+  }
+
+  /** Runs the balance writes `writeBalance` buffered. */
+  function finishBalanceWrites(upserts: unknown[]): void {
     upsertHexBalance.integerAmount.flush();
     upsertHexBalance.blobAmount.flush();
     bulk.upsertBalances.run(upserts);
-    return { holderChanges, writes };
+  }
+
+  /**
+   * Writes the chain's unwritten balances and marks its balances current; inside the write
+   * transaction. The entries go from `unwritten` only once it commits (`settleBalances`).
+   */
+  function writeUnwritten(chain: string): boolean {
+    const pending = unwrittenOf(chain);
+    if (pending === undefined) return false;
+    const upserts: unknown[] = [];
+    for (const [id, holders] of pending) {
+      for (const [holder, amount] of holders) writeBalance(upserts, id, holder, amount);
+    }
+    finishBalanceWrites(upserts);
+    sql.balancesCurrent.run(chain);
+    return true;
+  }
+
+  /**
+   * Brings the balances table of `chain` up to its checkpoint after unwritten balances were lost
+   * (a crash, or the cache dropped): adds the stored transfers above `balancesBlock`, the block the
+   * table holds, token by token. Holder counts committed with those batches already count them.
+   */
+  function replayBalances(chain: string, balancesBlock: number): void {
+    for (const id of sql.probeTokens.all(chain, balancesBlock)) {
+      const deltas = new Map<string, bigint>();
+      for (const [from, to, value] of sql.transfersAbove.all(id, balancesBlock)) {
+        const amount = decodeAmount(value);
+        const fromAddress = decodeHex(from);
+        const toAddress = decodeHex(to);
+        if (fromAddress === toAddress) continue;
+        addDelta(deltas, fromAddress, -amount);
+        addDelta(deltas, toAddress, amount);
+      }
+      applyDeltas(chain, [{ id, deltas }]);
+    }
+    sql.balancesCurrent.run(chain);
+  }
+
+  /**
+   * Replays the balances a crash lost (see `unwritten`): when the table lags the checkpoint
+   * and this connection does not hold the difference. First thing in every write transaction
+   * that reads or writes balances.
+   */
+  function recoverBalances(chain: string, stored: ChainRow | undefined): void {
+    if (stored?.balances_block != null && !unwritten.has(chain)) replayBalances(chain, stored.balances_block);
   }
 
   /**
@@ -854,6 +973,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     // Read inside the write transaction, so the check and the write cannot interleave with another writer.
     const stored = sql.getChain.get(batch.chain);
     checkBatchStart(batch, stored?.indexed_block);
+    recoverBalances(batch.chain, stored);
     return stored;
   }
 
@@ -922,7 +1042,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     work: Map<string, TokenWork>,
     tokens: { ids: number[]; newTokens: number; transferCounts: number[] },
     recent: IndexBatch,
-  ): BalanceWrites {
+  ): BatchBalances {
     const { chain } = batch;
     const { ids } = tokens;
     const list = [...work.values()];
@@ -932,8 +1052,21 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       work,
     );
     if (seeds.length > 0) addSeeds(seeds, new Map(list.map((token, i) => [token.address, ids[i]!])), work);
+    const transferCount = tokens.transferCounts.reduce((sum, n) => sum + n, 0);
+    // Seeds and NEO batches write their balances at once: a replay adds transfers, nothing else.
+    const pending = unwritten.get(chain);
+    const deferred =
+      batch.deferBalances === true &&
+      batch.neo === undefined &&
+      seeds.length === 0 &&
+      (pending?.count ?? 0) + list.reduce((sum, token) => sum + token.deltas.size, 0) <=
+        MAX_UNWRITTEN_BALANCES &&
+      (pending?.transfers ?? 0) + transferCount <= MAX_UNWRITTEN_TRANSFERS;
+    const flushed = !deferred && writeUnwritten(chain);
     const { holderChanges, writes } = applyDeltas(
+      chain,
       list.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
+      deferred,
     );
     list.forEach((token, i) => {
       sql.tokenAfterBatch.run({
@@ -958,12 +1091,14 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       now: Date.now(),
       newTokens: tokens.newTokens,
       floor: batch.pruneBlocksBelow,
-      transfers: tokens.transferCounts.reduce((sum, n) => sum + n, 0),
+      transfers: transferCount,
       recent: encodeRecentTransfers(recent, stored?.recent_transfers ?? null),
       seedBlock: batch.seeds?.block ?? null,
       partial: batch.seeds?.partial === true ? 1 : 0,
+      // Deferred: the table holds what it held before this batch (kept if already behind).
+      balancesFrom: deferred ? (stored?.indexed_block ?? batch.fromBlock - 1) : null,
     });
-    return writes;
+    return { chain, writes, deferred, flushed, transfers: transferCount };
   }
 
   /** Adds `t`'s parameters for the general multi-row insert of transfers (`bulk.insertTransfers`). */
@@ -976,7 +1111,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     rows.push(t.time);
   }
 
-  const applyBatchTx = db.transaction((batch: IndexBatch): BalanceWrites => {
+  const applyBatchTx = db.transaction((batch: IndexBatch): BatchBalances => {
     const stored = beginBatch(batch);
     const work = planBatch(batch);
     const { ids, newTokens } = tokenIds(batch, work);
@@ -1003,7 +1138,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
    * are inserted straight from the columns, each address's digits worked out once, and the
    * hashes checked in one pass over their joined text.
    */
-  const applyWireTx = db.transaction((wire: WireBatch): BalanceWrites => {
+  const applyWireTx = db.transaction((wire: WireBatch): BatchBalances => {
     const stored = beginBatch(wire);
     const plan = planWire(wire);
     const { work } = plan;
@@ -1070,15 +1205,17 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
    * writer waits on busy_timeout instead of failing with SQLITE_BUSY when a read lock would be
    * upgraded), and caches the balances it wrote once it has committed; a failed one drops the cache.
    */
-  function cachingBalances(apply: () => BalanceWrites): void {
-    let writes: BalanceWrites;
+  function cachingBalances(apply: () => BatchBalances): void {
+    let done: BatchBalances;
     try {
-      writes = apply();
+      done = apply();
     } catch (error) {
       clearBalanceCache();
       throw error;
     }
-    rememberBalances(writes);
+    rememberBalances(done.writes);
+    if (done.flushed) unwritten.delete(done.chain);
+    if (done.deferred) rememberUnwritten(done.chain, done.writes, done.transfers);
   }
 
   const rollbackTx = db.transaction(
@@ -1094,6 +1231,10 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
           `cannot roll back ${chain} to block ${toBlock}: the checkpoint is block ${current.indexed_block}`,
         );
       }
+      // The rollback takes the removed transfers off the balances table: make it whole first.
+      // (`rollback` drops `unwritten` and the cache afterwards, written or not.)
+      recoverBalances(chain, current);
+      writeUnwritten(chain);
       // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
       const tokenIds =
         toBlock + 1 >= current.journal_floor
@@ -1129,7 +1270,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
           addDelta(deltas, fromAddress, amount);
           addDelta(deltas, toAddress, -amount);
         }
-        const [holders] = applyDeltas([{ id, deltas }]).holderChanges;
+        const [holders] = applyDeltas(chain, [{ id, deltas }]).holderChanges;
         // A supply read at or after the common ancestor reflects the surviving history.
         sql.tokenAfterRollback.run({ holders, removed: rows.length, dirty: toBlock, id });
       }
@@ -1147,6 +1288,12 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       return { affectedTokens: affected, removedTransfers };
     },
   );
+
+  const writeAllUnwrittenTx = db.transaction((): void => {
+    validateBalanceCache(); // another connection's commit drops them: its next write replays instead
+    discardBufferedRows();
+    for (const chain of [...unwritten.keys()]) writeUnwritten(chain);
+  });
 
   const updateSuppliesTx = db.transaction((chain: string, updates: SupplyUpdate[]): void => {
     for (const update of updates) {
@@ -1451,7 +1598,14 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     },
 
     async close(): Promise<void> {
-      if (db.open) db.close();
+      if (!db.open) return;
+      try {
+        // Balances written behind the checkpoint go now; were this to fail, the next start replays them.
+        if (unwritten.size > 0) writeAllUnwrittenTx.immediate();
+      } finally {
+        unwritten.clear();
+        db.close();
+      }
     },
   };
 }
