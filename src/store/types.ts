@@ -420,7 +420,8 @@ export interface Store {
   listTokens(chain: string, offset: number, limit: number): Promise<TokenPage>;
   /**
    * Balance computed from indexed transfers (0n when never seen). For a NEO global asset: the
-   * sum of the holder's unspent outputs in Fixed8 units.
+   * sum of the holder's unspent outputs in Fixed8 units. During a backfill, the balance at
+   * `ChainStatus.balancesBlock` when that is set (see `IndexBatch.deferBalances`).
    */
   getBalance(chain: string, token: string, holder: string): Promise<bigint>;
 
@@ -434,7 +435,8 @@ export interface Store {
   ): Promise<TransferRecord[]>;
   /**
    * Stored non-zero balances of one token, in the backend's key order, strictly after the holder
-   * `afterHolder` when given (pass the last holder of a page to get the next).
+   * `afterHolder` when given (pass the last holder of a page to get the next); as `getBalance`,
+   * those at `ChainStatus.balancesBlock` when that is set.
    */
   scanBalances(
     chain: string,
