@@ -187,13 +187,42 @@ export interface WirePlan {
 export function planWire(wire: WireBatch): WirePlan {
   if (wire.neo !== undefined)
     throw new TokenqueryError('planWire: a batch with a NEO part is planned by planBatch');
-  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, values } = wire.transferColumns;
+  const columns = wire.transferColumns;
+  // The loops are functions of the columns alone: a batch object's shape varies (optional
+  // fields), and the optimized loops, had they read it, would be thrown away for each new shape.
+  const [lowest, highest] = blockRange(columns.numbers, columns.count);
+  if (columns.count > 0) {
+    checkInBatch(wire, lowest, 'transfer');
+    checkInBatch(wire, highest, 'transfer');
+  }
+  const work = groupByToken(columns);
+  sumChanges(columns, work);
+  const { transferColumns: _columns, ...rest } = wire;
+  const newestFrom = Math.max(0, columns.count - RECENT_TRANSFERS_KEPT);
+  const newest = batchFromWire({ ...rest, transferColumns: sliceColumns(columns, newestFrom) });
+  return { work, recent: newest };
+}
+
+/** The lowest and highest block number of the columns' transfers. */
+function blockRange(numbers: Float64Array, count: number): [number, number] {
+  let lowest = Number.POSITIVE_INFINITY;
+  let highest = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < count; i++) {
+    const block = numbers[i * 4]!;
+    if (block < lowest) lowest = block;
+    if (block > highest) highest = block;
+  }
+  return [lowest, highest];
+}
+
+/** The transfers' rows per token, with each token's first block and supply mark. */
+function groupByToken(columns: TransferColumns): Map<string, WireTokenWork> {
+  const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers } = columns;
   const supply = Uint8Array.from(addresses, (address) => (SUPPLY_ADDRESSES.has(address) ? 1 : 0));
   const byToken: (WireTokenWork | undefined)[] = new Array(tokens.length);
   const work = new Map<string, WireTokenWork>();
   for (let i = 0; i < count; i++) {
     const block = numbers[i * 4]!;
-    checkInBatch(wire, block, 'transfer');
     const t = tokenOf[i]!;
     let token = byToken[t];
     if (token === undefined) {
@@ -214,23 +243,32 @@ export function planWire(wire: WireBatch): WirePlan {
       token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
     }
   }
-  // Net changes, one token at a time, summed by address position in one array shared by all
-  // tokens (an array slot costs less than a map entry; each token leaves it empty again).
+  return work;
+}
+
+/**
+ * Each token's net balance changes into its `deltas`, one token at a time, summed by address
+ * position in one array shared by all tokens (an array slot costs less than a map entry; each
+ * token leaves it empty again).
+ */
+function sumChanges(columns: TransferColumns, work: Map<string, WireTokenWork>): void {
+  const { addresses, fromOf, toOf, values } = columns;
   const sums: (bigint | undefined)[] = new Array(addresses.length);
   const touched: number[] = [];
-  const add = (position: number, change: bigint): void => {
-    const sum = sums[position];
-    if (sum === undefined) touched.push(position);
-    sums[position] = (sum ?? 0n) + change;
-  };
   for (const token of work.values()) {
-    for (const i of token.rows) {
+    const { rows } = token;
+    for (let k = 0; k < rows.length; k++) {
+      const i = rows[k]!;
       const from = fromOf[i]!;
       const to = toOf[i]!;
       if (from === to) continue;
       const value = values[i]!;
-      add(from, -value);
-      add(to, value);
+      const fromSum = sums[from];
+      if (fromSum === undefined) touched.push(from);
+      sums[from] = (fromSum ?? 0n) - value;
+      const toSum = sums[to];
+      if (toSum === undefined) touched.push(to);
+      sums[to] = (toSum ?? 0n) + value;
     }
     for (const position of touched) {
       token.deltas.set(addresses[position]!, sums[position]!);
@@ -238,10 +276,6 @@ export function planWire(wire: WireBatch): WirePlan {
     }
     touched.length = 0;
   }
-  const { transferColumns: _columns, ...rest } = wire;
-  const newestFrom = Math.max(0, count - RECENT_TRANSFERS_KEPT);
-  const newest = batchFromWire({ ...rest, transferColumns: sliceColumns(wire.transferColumns, newestFrom) });
-  return { work, recent: newest };
 }
 
 /** The columns' transfers from position `from` on (the hashes stay whole: `hashOf` indexes them). */
