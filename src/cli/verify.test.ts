@@ -13,6 +13,7 @@ import { getBlockNumber } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, mintToken } from '../devchain/deploy.js';
 import { sendTransfers } from '../devchain/traffic.js';
 import { createEvmIndexer } from '../indexer/evm-indexer.js';
+import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { lines, removeTempDirs, runCli, tempDir } from './testing/cli-process.js';
@@ -128,6 +129,54 @@ describe('tokenquery verify', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stdout, /transferCount: stored \d+, recomputed \d+/);
     assert.match(result.stdout, /balance of 0x[0-9a-f]{40}: stored -?\d+, recomputed -?\d+/);
+  });
+
+  test('balances written behind the checkpoint are compared as of the block the table holds', async () => {
+    const path = join(dir, 'lagging.sqlite');
+    const clean = new Database(join(dir, 'clean.sqlite'));
+    await clean.backup(path);
+    clean.close();
+    // A backfill batch that leaves its balance rows for later, as the indexer's do, while the
+    // store that holds them stays open.
+    const store = await openSqliteStore({ path, logger });
+    const block = (await store.getCheckpoint('eth'))!.block + 1;
+    const holder = '0x00000000000000000000000000000000000000bb';
+    const other = '0x00000000000000000000000000000000000000cc';
+    const transfer = { token: tokens[0]!.address, blockNumber: block, txIndex: 0, time: 1_700_000_000 };
+    await store.applyBatch({
+      chain: 'eth',
+      fromBlock: block,
+      toBlock: block,
+      toBlockHash: null,
+      transfers: [
+        {
+          ...transfer,
+          logIndex: 0,
+          txHash: `0x${'a1'.repeat(32)}`,
+          from: ZERO_ADDRESS,
+          to: holder,
+          value: 7n,
+        },
+        { ...transfer, logIndex: 1, txHash: `0x${'a2'.repeat(32)}`, from: holder, to: other, value: 3n },
+      ],
+      tokens: [],
+      blocks: [],
+      head: block,
+      pruneBlocksBelow: block,
+      deferBalances: true,
+    });
+    try {
+      const lagging = await runCli(['verify', '--db', path]);
+      assert.equal(lagging.code, 0, lagging.stdout + lagging.stderr);
+      assert.match(lagging.stdout, new RegExp(`stored balances are those at block ${block - 1}`));
+      assert.equal(lines(lagging.stdout).at(-1), 'no differences');
+    } finally {
+      await store.close(); // writes them
+    }
+    const written = await runCli(['verify', '--db', path]);
+    assert.equal(written.code, 0, written.stdout + written.stderr);
+    assert.doesNotMatch(written.stdout, /stored balances are those at block/);
+    assert.equal(lines(written.stdout).at(-1), 'no differences');
   });
 
   test('usage errors are one line, exit 2', async () => {
