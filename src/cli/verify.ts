@@ -37,7 +37,9 @@ Exit status
 
 Notes
   Run it while the indexer of that chain is stopped: a batch committed during the scan makes
-  counts move under it. balanceOf differs legitimately for tokens that change balances without
+  counts move under it. After a crash mid-backfill the stored balances may lag the checkpoint
+  (a backfill writes them behind it, and the indexer's next start replays the rest): verify
+  says so and compares them as of the block they hold. balanceOf differs legitimately for tokens that change balances without
   Transfer events (rebasing, fee-on-transfer, some proxies), and when --from-block started after
   a token's first transfer on a node that could not answer the state before it (/status then
   shows "holdersPartial": true).
