@@ -126,10 +126,13 @@ export function batchToWire(batch: IndexBatch): WireBatch {
   };
 }
 
-export function batchFromWire(wire: WireBatch): IndexBatch {
+/** The batch as objects again; `hashStarts` as {@link hashStartsOf} gives them, when at hand. */
+export function batchFromWire(
+  wire: WireBatch,
+  hashStarts: Uint32Array = hashStartsOf(wire.transferColumns),
+): IndexBatch {
   const { transferColumns: columns, ...rest } = wire;
   const { count, tokens, tokenOf, addresses, fromOf, toOf, numbers, hashes, hashOf, values } = columns;
-  const hashStarts = hashStartsOf(columns);
   const transfers = new Array<TransferRecord>(count);
   let lastHash = -1;
   let txHash = '';
@@ -171,6 +174,8 @@ export interface WireTokenWork extends TokenWork {
 /** What {@link planWire} works out of a wire batch. */
 export interface WirePlan {
   work: Map<string, WireTokenWork>;
+  /** Where each of the batch's distinct hashes starts in `hashes` ({@link hashStartsOf}). */
+  hashStarts: Uint32Array;
   /**
    * The batch with only its newest transfers as objects (as many as the chain's recent list
    * keeps): what `encodeRecentTransfers` reads of a batch, without building all of them.
@@ -199,8 +204,9 @@ export function planWire(wire: WireBatch): WirePlan {
   sumChanges(columns, work);
   const { transferColumns: _columns, ...rest } = wire;
   const newestFrom = Math.max(0, columns.count - RECENT_TRANSFERS_KEPT);
-  const newest = batchFromWire({ ...rest, transferColumns: sliceColumns(columns, newestFrom) });
-  return { work, recent: newest };
+  const hashStarts = hashStartsOf(columns);
+  const newest = batchFromWire({ ...rest, transferColumns: sliceColumns(columns, newestFrom) }, hashStarts);
+  return { work, hashStarts, recent: newest };
 }
 
 /** The lowest and highest block number of the columns' transfers. */

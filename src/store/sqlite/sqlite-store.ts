@@ -34,7 +34,7 @@ import type {
   TokenRecord,
   TransferRecord,
 } from '../types.js';
-import { batchFromWire, hashStartsOf, planWire, type WireBatch } from './batch-wire.js';
+import { batchFromWire, planWire, type WireBatch } from './batch-wire.js';
 import {
   amountHexDigits,
   decodeAmount,
@@ -269,6 +269,23 @@ function multiRow(db: Database.Database, build: (rows: number) => string, width:
 }
 
 const ROWS_PER_STATEMENT = 100;
+
+/**
+ * The net balance change per holder of stored transfer rows (`from_addr`, `to_addr`, `value`),
+ * times `sign`: 1n to add them (a replay), -1n to take them off (a rollback).
+ */
+function netChanges(rows: [SqlValue, SqlValue, SqlValue][], sign: 1n | -1n): Map<string, bigint> {
+  const deltas = new Map<string, bigint>();
+  for (const [from, to, value] of rows) {
+    const amount = decodeAmount(value) * sign;
+    const fromAddress = decodeHex(from);
+    const toAddress = decodeHex(to);
+    if (fromAddress === toAddress) continue;
+    addDelta(deltas, fromAddress, -amount);
+    addDelta(deltas, toAddress, amount);
+  }
+  return deltas;
+}
 
 /**
  * The rows of a multi-row statement, written in place into one reused parameter array and run
@@ -744,6 +761,21 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   };
   /** Balances written by a transaction, put in the cache only once it has committed. */
   type BalanceWrites = { id: number; holders: string[]; amounts: bigint[] }[];
+  /** Sets `writes` in `byToken` (token id → holder → amount); returns how many entries are new. */
+  const setBalances = (byToken: Map<number, Map<string, bigint>>, writes: BalanceWrites): number => {
+    let added = 0;
+    for (const { id, holders, amounts } of writes) {
+      let perToken = byToken.get(id);
+      if (perToken === undefined) {
+        perToken = new Map();
+        byToken.set(id, perToken);
+      }
+      const before = perToken.size;
+      for (let i = 0; i < holders.length; i++) perToken.set(holders[i]!, amounts[i]!);
+      added += perToken.size - before;
+    }
+    return added;
+  };
   /**
    * What a batch's transaction did with balances, applied to the cache and to `unwritten` once it
    * has committed: `writes` were written (or, `deferred`, left unwritten); `flushed`, the chain's
@@ -765,28 +797,10 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       unwritten.set(chain, entry);
     }
     entry.transfers += transfers;
-    for (const { id, holders, amounts } of writes) {
-      let perToken = entry.balances.get(id);
-      if (perToken === undefined) {
-        perToken = new Map();
-        entry.balances.set(id, perToken);
-      }
-      const before = perToken.size;
-      for (let i = 0; i < holders.length; i++) perToken.set(holders[i]!, amounts[i]!);
-      entry.count += perToken.size - before;
-    }
+    entry.count += setBalances(entry.balances, writes);
   };
   const rememberBalances = (writes: BalanceWrites): void => {
-    for (const { id, holders, amounts } of writes) {
-      let perToken = balanceCache.get(id);
-      if (perToken === undefined) {
-        perToken = new Map();
-        balanceCache.set(id, perToken);
-      }
-      const before = perToken.size;
-      for (let i = 0; i < holders.length; i++) perToken.set(holders[i]!, amounts[i]!);
-      cachedBalances += perToken.size - before;
-    }
+    cachedBalances += setBalances(balanceCache, writes);
     if (cachedBalances > balanceCacheSize) evictBalances();
   };
   /**
@@ -913,16 +927,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
    */
   function replayBalances(chain: string, balancesBlock: number): void {
     for (const id of sql.probeTokens.all(chain, balancesBlock)) {
-      const deltas = new Map<string, bigint>();
-      for (const [from, to, value] of sql.transfersAbove.all(id, balancesBlock)) {
-        const amount = decodeAmount(value);
-        const fromAddress = decodeHex(from);
-        const toAddress = decodeHex(to);
-        if (fromAddress === toAddress) continue;
-        addDelta(deltas, fromAddress, -amount);
-        addDelta(deltas, toAddress, amount);
-      }
-      applyDeltas(chain, [{ id, deltas }]);
+      applyDeltas(chain, [{ id, deltas: netChanges(sql.transfersAbove.all(id, balancesBlock), 1n) }]);
     }
     sql.balancesCurrent.run(chain);
   }
@@ -1141,15 +1146,13 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const applyWireTx = db.transaction((wire: WireBatch): BatchBalances => {
     const stored = beginBatch(wire);
     const plan = planWire(wire);
-    const { work } = plan;
-    const columns = wire.transferColumns;
-    const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = columns;
+    const { work, hashStarts } = plan;
+    const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = wire.transferColumns;
     const { ids, newTokens } = tokenIds(wire, work);
     const journal = blockJournal(wire);
     // Through the writer's memo (bytesOfAddress), where the balance upserts then find them.
     const bytes = addresses.map(bytesOfAddress);
     const hashesLowerHex = allHashesLowerHex(hashes, hashLengths.length);
-    const hashStarts = hashStartsOf(columns);
     // Each distinct hash's digits (without `0x`), or null if it is not lower-case hex; made on first use.
     const hashDigits: (string | null | undefined)[] = new Array(hashLengths.length);
     const digitsOfHash = (k: number): string | null => {
@@ -1261,16 +1264,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
           removedTokens++;
           continue;
         }
-        const deltas = new Map<string, bigint>();
-        for (const [from, to, value] of rows) {
-          const amount = decodeAmount(value);
-          const fromAddress = decodeHex(from);
-          const toAddress = decodeHex(to);
-          if (fromAddress === toAddress) continue;
-          addDelta(deltas, fromAddress, amount);
-          addDelta(deltas, toAddress, -amount);
-        }
-        const [holders] = applyDeltas(chain, [{ id, deltas }]).holderChanges;
+        const [holders] = applyDeltas(chain, [{ id, deltas: netChanges(rows, -1n) }]).holderChanges;
         // A supply read at or after the common ancestor reflects the surviving history.
         sql.tokenAfterRollback.run({ holders, removed: rows.length, dirty: toBlock, id });
       }
