@@ -11,17 +11,9 @@
  * - Every method is async, so that a network database fits behind the same interface.
  */
 import type { RateLimit } from '../internal/rate-limit.js';
+import type { BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
 
-/** Token metadata read from the chain once, when the token is first seen. */
-export interface TokenMetadata {
-  address: string;
-  /** `name()`; `""` when missing or reverting. */
-  name: string;
-  /** `symbol()`; `""` when missing or reverting. */
-  symbol: string;
-  /** `decimals()`; 0 when missing. */
-  decimals: number;
-}
+export type { BlockRef, TokenMetadata, TransferRecord };
 
 /** A token as the API sees it. */
 export interface TokenRecord extends TokenMetadata {
@@ -40,28 +32,6 @@ export interface TokenRecord extends TokenMetadata {
   firstBlock: number;
   /** Icon identifier; `""` when none is configured. */
   icon: string;
-}
-
-/** One fungible transfer, as decoded from a log. */
-export interface TransferRecord {
-  token: string;
-  blockNumber: number;
-  logIndex: number;
-  /** Position of the transaction in its block (Tokenview's `index`). */
-  txIndex: number;
-  txHash: string;
-  from: string;
-  to: string;
-  value: bigint;
-  /** Block timestamp, Unix seconds. */
-  time: number;
-}
-
-/** A block's identity, kept for the unfinalized window to detect reorgs by parent hash. */
-export interface BlockRef {
-  number: number;
-  hash: string;
-  parentHash: string;
 }
 
 /** What the indexer has durably committed for a chain. */

@@ -1,4 +1,4 @@
-import type { TransferRecord } from '../../store/types.js';
+import type { TransferRecord } from '../../internal/records.js';
 import type { EvmLog } from './types.js';
 
 /** keccak256("Transfer(address,address,uint256)"), shared by ERC-20 and ERC-721. */

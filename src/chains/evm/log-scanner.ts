@@ -24,7 +24,7 @@
  * transfer keeps (hashes, amounts) are copies of a few bytes, so no transfer keeps its answer alive.
  */
 import { isAscii } from 'node:buffer';
-import type { TransferRecord } from '../../store/types.js';
+import type { TransferRecord } from '../../internal/records.js';
 import { TRANSFER_TOPIC } from './abi.js';
 
 /** What {@link scanTransferLogs} reads from one answer. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { silentLogger } from '../../internal/logger.js';
-import type { TransferRecord } from '../../store/types.js';
+import type { TransferRecord } from '../../internal/records.js';
 import { InvalidRpcResponseError, RangeTooLargeError, StateUnavailableError } from '../jsonrpc/errors.js';
 import { createRpcClient } from '../jsonrpc/rpc-client.js';
 import { calldata, decodeTransferLog } from './abi.js';

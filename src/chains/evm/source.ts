@@ -1,5 +1,5 @@
 import type { Logger } from '../../internal/logger.js';
-import type { TokenMetadata, TransferRecord } from '../../store/types.js';
+import type { TokenMetadata, TransferRecord } from '../../internal/records.js';
 import {
   InvalidRpcResponseError,
   RangeTooLargeError,

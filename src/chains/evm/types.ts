@@ -1,4 +1,4 @@
-import type { TokenMetadata } from '../../store/types.js';
+import type { TokenMetadata } from '../../internal/records.js';
 import type { ScannedTransfers } from './log-scanner.js';
 
 /** A log as returned by `eth_getLogs`, validated and with quantities parsed. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { TransferRecord } from '../../store/types.js';
+import type { TransferRecord } from '../../internal/records.js';
 import { InvalidRpcResponseError } from './errors.js';
 import { decodeNep5Transfers, logFaulted, notificationCount, parseApplicationLog } from './nep5.js';
 import { loadExpectedNep5Transfers, loadNeoscanRecordings } from './testing/recordings.js';

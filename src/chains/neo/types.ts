@@ -8,6 +8,7 @@
  *   of a mint and the `to` of a burn (decisions.md).
  * - UTXO values are exact Fixed8 units (10^-8) as `bigint`; NEP-5 amounts are raw `bigint`.
  */
+import type { TransferRecord } from '../../internal/records.js';
 import type { NeoInvokeResult } from './stack.js';
 
 export type { NeoInvokeResult, NeoStackItem } from './stack.js';
@@ -106,29 +107,12 @@ export interface NeoRawTransaction extends NeoTransaction {
 }
 
 /**
- * One NEP-5 `transfer` notification of a non-FAULTed `Application` execution. Its first
- * nine fields are those of the store's `TransferRecord`, so it can be stored as is.
+ * One NEP-5 `transfer` notification of a non-FAULTed `Application` execution: a transfer record
+ * (`token` is the notifying contract, `0x` + 40 hex; `from` and `to` are base58, `""` for a mint
+ * or a burn; `logIndex` is the notification's position among all notifications of the block, by
+ * transaction then notification), so it can be stored as is, with what the notification carried.
  */
-export interface Nep5Transfer {
-  /** The token: the notifying contract, `0x` + 40 hex. */
-  token: string;
-  blockNumber: number;
-  /**
-   * Position of the notification among all notifications of the block (every execution of
-   * every transaction, in order): unique per block, ordered by transaction then notification.
-   */
-  logIndex: number;
-  /** Position of the transaction in its block. */
-  txIndex: number;
-  txHash: string;
-  /** Base58 sender; `""` for a mint. */
-  from: string;
-  /** Base58 recipient; `""` for a burn. */
-  to: string;
-  /** Raw amount in the token's smallest unit, never negative. */
-  value: bigint;
-  /** Block time, Unix seconds. */
-  time: number;
+export interface Nep5Transfer extends TransferRecord {
   /** Position of the notification in its transaction's log (all executions, all notifications). */
   notifyIndex: number;
   /** Sender script hash as the notification carries it (bare hex, stored order); null for a mint. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { TransferRecord } from '../../store/types.js';
+import type { TransferRecord } from '../../internal/records.js';
 import { decodeBlock, parseBlock } from './block.js';
 import { parseApplicationLog } from './nep5.js';
 import { loadNeoscanRecordings } from './testing/recordings.js';

@@ -10,6 +10,7 @@
  * recipients the owners of its outputs. Outputs with no input of their asset behind them
  * (GAS claims, the block's MinerTransaction fees, an IssueTransaction) are mints: from `""`.
  */
+import type { TransferRecord } from '../../internal/records.js';
 import { fixed8ToAssetUnits } from './fixed8.js';
 import type {
   NeoBlock,
@@ -38,28 +39,13 @@ export type AssetTransferKind =
   | 'mint';
 
 /**
- * One global-asset transfer. Its first nine fields are those of the store's `TransferRecord`
- * (`token` is the asset id), so it can be stored as is.
+ * One global-asset transfer: a transfer record whose `token` is the asset id (`0x` + 64 hex),
+ * `from` is `""` for a mint (claim, miner fee, issue), `logIndex` is its position among the
+ * block's asset transfers, and `value` is what the recipient received of the asset in the
+ * transaction, in the asset's smallest unit: whole NEO, 10^-8 GAS. With several senders each
+ * pair carries the recipient's whole amount: UTXOs do not say whose input paid whom.
  */
-export interface AssetTransfer {
-  /** Asset id, `0x` + 64 hex. */
-  token: string;
-  blockNumber: number;
-  /** Position among the block's asset transfers, in transaction order: unique per block. */
-  logIndex: number;
-  txIndex: number;
-  txHash: string;
-  /** Base58 sender; `""` for a mint (claim, miner fee, issue). */
-  from: string;
-  /** Base58 recipient. */
-  to: string;
-  /**
-   * What the recipient received of the asset in the transaction, in the asset's smallest unit
-   * (`value` text of Tokenview's records): whole NEO, 10^-8 GAS. With several senders each
-   * pair carries the recipient's whole amount: UTXOs do not say whose input paid whom.
-   */
-  value: bigint;
-  time: number;
+export interface AssetTransfer extends TransferRecord {
   kind: AssetTransferKind;
 }
 
