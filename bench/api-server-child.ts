@@ -26,7 +26,7 @@ async function tokenquery(dbPath: string, cache: boolean): Promise<ApiServerChil
   const logger = silentLogger();
   const store = await openStore({ location: dbPath, logger });
   const key = generateApiKey();
-  await store.createApiKey({
+  await store.keys.createApiKey({
     id: key.id,
     hash: key.hash,
     label: 'bench',

@@ -6,7 +6,7 @@ import { type AnswerScanner, createRpcClient } from '../src/chains/jsonrpc/rpc-c
 import { createEvmIndexer } from '../src/indexer/evm-indexer.js';
 import { silentLogger } from '../src/internal/logger.js';
 import { openStore } from '../src/store/open.js';
-import type { IndexBatch, Store } from '../src/store/types.js';
+import type { IndexBatch, StoreWriter } from '../src/store/types.js';
 import { acquireWriterLease } from '../src/store/writer-lease.js';
 import { childInput, childMain, rssSampler, threadCpuSeconds, threadCpuSince } from './common.js';
 
@@ -106,9 +106,9 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
   let finishedAt = 0;
   let requests = 0;
   // Observe the indexer's commits without changing them: the run ends with the batch that reaches the head.
-  const watched: Store = Object.create(lease.store) as Store;
+  const watched: StoreWriter = Object.create(lease.writer) as StoreWriter;
   watched.applyBatch = async (batch: IndexBatch) => {
-    await lease.store.applyBatch(batch);
+    await lease.writer.applyBatch(batch);
     if (batch.toBlock >= input.head && finishedAt === 0) {
       finishedAt = performance.now();
       controller.abort();
@@ -149,12 +149,12 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
     process.stderr.write(`[threads] CPU s: ${seconds.map((s) => s.toFixed(2)).join(' ')}\n`);
   }
   if (finishedAt === 0) {
-    const status = await store.getChainStatus('eth');
+    const status = await store.reader.getChainStatus('eth');
     throw new Error(
       `the indexer stopped before reaching block ${input.head}: ${status?.lastError ?? 'timeout'}`,
     );
   }
-  const page = await store.listTokens('eth', 0, 1000);
+  const page = await store.reader.listTokens('eth', 0, 1000);
   const items = page.tokens.reduce((sum, t) => sum + t.transferCount, 0);
   const holders = page.tokens.reduce((sum, t) => sum + t.holderCount, 0);
   await lease.release();

@@ -7,7 +7,7 @@ import { startFakeNeoNode } from '../src/chains/neo/testing/fake-neo-node.js';
 import { createNeoIndexer } from '../src/indexer/neo-indexer.js';
 import { silentLogger } from '../src/internal/logger.js';
 import { openStore } from '../src/store/open.js';
-import type { IndexBatch, Store } from '../src/store/types.js';
+import type { IndexBatch, StoreWriter } from '../src/store/types.js';
 import { childInput, childMain, rssSampler, sendToParent } from './common.js';
 import { busyNeoWindow } from './neo-window.js';
 
@@ -105,9 +105,9 @@ async function indexer(input: NeoRunInput): Promise<NeoChildResult> {
   const controller = new AbortController();
   let finishedAt = 0;
   let transfers = 0;
-  const watched: Store = Object.create(store) as Store;
+  const watched: StoreWriter = Object.create(store.writer) as StoreWriter;
   watched.applyBatch = async (batch: IndexBatch) => {
-    await store.applyBatch(batch);
+    await store.writer.applyBatch(batch);
     transfers += batch.transfers.length + (batch.neo?.assetTransfers.length ?? 0);
     if (batch.toBlock >= input.to && finishedAt === 0) {
       finishedAt = performance.now();
@@ -143,7 +143,7 @@ async function indexer(input: NeoRunInput): Promise<NeoChildResult> {
   const peakRssBytes = rss.stop();
   const cpuSeconds = cpuSince(cpuStart);
   if (finishedAt === 0) {
-    const status = await store.getChainStatus('neo');
+    const status = await store.reader.getChainStatus('neo');
     throw new Error(`the indexer stopped before block ${input.to}: ${status?.lastError ?? 'timeout'}`);
   }
   await store.close();

@@ -239,7 +239,7 @@ async function createRateLimiter(options: ApiAppOptions): Promise<RateLimiter> {
 }
 
 function responseCacheFor(store: Store, option: ApiAppOptions['responseCache']): ResponseCache | null {
-  const readVersion = store.readVersion?.bind(store);
+  const readVersion = store.reader.readVersion?.bind(store);
   if (option === false || readVersion === undefined) return null;
   return createResponseCache({ version: readVersion, ...(typeof option === 'object' ? option : {}) });
 }

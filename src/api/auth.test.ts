@@ -35,7 +35,7 @@ async function msUntil(key: string, status: number, limitMs = 3000): Promise<num
 
 async function createKey(store: Store): Promise<{ key: string; id: string; hash: string }> {
   const generated = generateApiKey();
-  await store.createApiKey({
+  await store.keys.createApiKey({
     id: generated.id,
     hash: generated.hash,
     label: 't',
@@ -51,7 +51,7 @@ describe('api key revocation', () => {
     assert.ok((await msUntil(key, 200)) < 1000);
     // Warm: the server has the key cached as valid right now.
     assert.equal((await tokenInfo(key)).status, 200);
-    assert.ok(await other.revokeApiKey(id, Date.now()));
+    assert.ok(await other.keys.revokeApiKey(id, Date.now()));
     const ms = await msUntil(key, 401);
     assert.ok(ms < 1000, `refused after ${ms} ms`);
   });
@@ -60,7 +60,7 @@ describe('api key revocation', () => {
     const generated = generateApiKey();
     // Refused first, so the refusal is cached.
     assert.equal((await tokenInfo(generated.key)).status, 401);
-    await other.createApiKey({
+    await other.keys.createApiKey({
       id: generated.id,
       hash: generated.hash,
       label: 'late',
@@ -74,7 +74,7 @@ describe('api key revocation', () => {
   test('revoking by hash works like revoking by id', async () => {
     const { key, hash } = await createKey(other);
     assert.ok((await msUntil(key, 200)) < 1000);
-    assert.ok(await other.revokeApiKey(hash, Date.now()));
+    assert.ok(await other.keys.revokeApiKey(hash, Date.now()));
     assert.ok((await msUntil(key, 401)) < 1000);
   });
 });
@@ -83,15 +83,16 @@ describe('api key cache', () => {
   /** The real store, counting key lookups and able to fail the next one. */
   function counting(store: Store) {
     const state = { reads: 0, failNext: false };
-    const wrapped: Store = Object.create(store);
-    wrapped.findApiKeyByHash = async (hash) => {
+    const keys = Object.create(store.keys) as Store['keys'];
+    keys.findApiKeyByHash = async (hash) => {
       state.reads++;
       if (state.failNext) {
         state.failNext = false;
         throw new Error('store down');
       }
-      return store.findApiKeyByHash(hash);
+      return store.keys.findApiKeyByHash(hash);
     };
+    const wrapped: Store = { ...store, keys };
     return { store: wrapped, state };
   }
 
@@ -101,7 +102,7 @@ describe('api key cache', () => {
     const verifier = createApiKeyVerifier({ store, ttlMs: 500, now: () => now });
     const { key, id } = await createKey(fx.store);
     assert.equal((await verifier.verify(key))?.id, id);
-    await fx.store.revokeApiKey(id, Date.now());
+    await fx.store.keys.revokeApiKey(id, Date.now());
     now += 499;
     assert.equal((await verifier.verify(key))?.id, id, 'still cached');
     assert.equal(state.reads, 1);

@@ -90,7 +90,7 @@ export function createApiKeyVerifier(options: ApiKeyVerifierOptions): ApiKeyVeri
     if (cached !== undefined && cached.expiresAt > t) return cached.grant;
     if (cached !== undefined) cache.delete(key);
 
-    const grant = store
+    const grant = store.keys
       .findApiKeyByHash(hashApiKey(key))
       .then((record) =>
         record !== null && record.revokedAt === null ? grantOf(record, defaultRateLimit) : null,

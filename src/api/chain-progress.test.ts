@@ -94,7 +94,7 @@ describe('chain progress', () => {
           ['bsc', 0, 0, 0],
         ],
       );
-      await t.store.applyBatch(batch(100, 110, 5, 150));
+      await t.store.writer.applyBatch(batch(100, 110, 5, 150));
       let figures = await t.at(1000);
       assert.equal(figures.indexed, 110);
       assert.equal(figures.head, 150);
@@ -104,13 +104,13 @@ describe('chain progress', () => {
       assert.equal(figures.blocksPerSecond, 0);
       assert.equal(figures.transfersPerSecond, 5);
 
-      await t.store.applyBatch(batch(111, 130, 20));
+      await t.store.writer.applyBatch(batch(111, 130, 20));
       figures = await t.at(2000);
       assert.equal(figures.blocksPerSecond, 20 / 2);
       assert.equal(figures.transfersPerSecond, 25 / 3);
 
       // 12 s later: the window starts at the newest reading at least 10 s old (t = 3 s).
-      await t.store.applyBatch(batch(131, 140, 10));
+      await t.store.writer.applyBatch(batch(131, 140, 10));
       figures = await t.at(12_000);
       assert.equal(figures.blocksPerSecond, 10 / 12);
       assert.equal(figures.transfersPerSecond, 10 / 12);
@@ -135,11 +135,11 @@ describe('chain progress', () => {
   test('a rollback never makes a rate negative', async () => {
     const t = await setup();
     try {
-      await t.store.applyBatch(batch(1, 10, 3));
+      await t.store.writer.applyBatch(batch(1, 10, 3));
       await t.at(1000);
-      await t.store.applyBatch(batch(11, 20, 4));
+      await t.store.writer.applyBatch(batch(11, 20, 4));
       await t.at(1000);
-      await t.store.rollback('eth', 12, null);
+      await t.store.writer.rollback('eth', 12, null);
       // 10 s on, the window starts at the reading before the rollback (block 20, 7 transfers).
       const figures = await t.at(10_000);
       assert.equal(figures.indexed, 12);
@@ -173,7 +173,7 @@ describe('chain progress', () => {
       },
     });
     const store = await openSqliteStore({ path: join(dir, `p${++counter}.sqlite`), logger: silentLogger() });
-    await store.applyBatch(batch(1, 10, 2));
+    await store.writer.applyBatch(batch(1, 10, 2));
     let clock = 0;
     const tracker = createChainProgressTracker({
       store,

@@ -101,12 +101,16 @@ export function createChainProgressTracker(options: ChainProgressOptions): Chain
 
   async function read(): Promise<void> {
     const t = now();
-    const statuses = new Map<string, ChainStatus>((await store.listChainStatuses()).map((s) => [s.chain, s]));
-    const activities = await Promise.all(
-      chains.map((chain) => (store.getChainActivity ? store.getChainActivity(chain) : Promise.resolve(null))),
+    const statuses = new Map<string, ChainStatus>(
+      (await store.reader.listChainStatuses()).map((s) => [s.chain, s]),
     );
-    if (store.storageBytes !== undefined && t - sizeReadAt >= sizeIntervalMs) {
-      size = await store.storageBytes();
+    const activities = await Promise.all(
+      chains.map((chain) =>
+        store.reader.getChainActivity ? store.reader.getChainActivity(chain) : Promise.resolve(null),
+      ),
+    );
+    if (store.reader.storageBytes !== undefined && t - sizeReadAt >= sizeIntervalMs) {
+      size = await store.reader.storageBytes();
       sizeReadAt = t;
     }
     history.times.push(t);
@@ -115,7 +119,7 @@ export function createChainProgressTracker(options: ChainProgressOptions): Chain
       const activity = activities[i] ?? null;
       const head = status?.head ?? 0;
       const indexed = status?.indexed ?? 0;
-      const transfers = store.getChainActivity === undefined ? null : (activity?.transfers ?? 0);
+      const transfers = store.reader.getChainActivity === undefined ? null : (activity?.transfers ?? 0);
       const list = readings.get(chain)!;
       list.push({ t, indexed: status?.indexed ?? null, transfers });
       // Keep one reading at or beyond the window's start, so the rate spans the whole window.

@@ -73,7 +73,7 @@ describe('api key', () => {
 
   test('a revoked key is refused', async () => {
     const { key, id } = await fx.addKey('to revoke');
-    assert.ok(await fx.store.revokeApiKey(id, Date.now()));
+    assert.ok(await fx.store.keys.revokeApiKey(id, Date.now()));
     assertError(await call(fx.url, withKey(OPERATIONS[0]!, key)), INVALID_KEY, [key]);
   });
 });

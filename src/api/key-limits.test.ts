@@ -71,7 +71,7 @@ async function server(options: Partial<ApiServerOptions> = {}): Promise<ApiServe
 /** A new active key with these limits. */
 async function keyWith(limits: ApiKeyLimits = {}): Promise<{ key: string; id: string }> {
   const { key, id, hash } = generateApiKey();
-  await fx.store.createApiKey({
+  await fx.store.keys.createApiKey({
     id,
     hash,
     label: 'limits',
@@ -193,7 +193,7 @@ describe('rate limits over HTTP', () => {
     const { key, id } = await keyWith();
     okData(await tokenInfo(api.url, key));
     const admin = await handle();
-    assert.ok(await admin.setApiKeyLimits(id, { rateLimit: { perSecond: SLOW, burst: 2 } }));
+    assert.ok(await admin.keys.setApiKeyLimits(id, { rateLimit: { perSecond: SLOW, burst: 2 } }));
     const ms = await msUntil(async () => rateHeaders(await tokenInfo(api.url, key)).burst === '2');
     assert.ok(ms < 1000, `applied after ${ms} ms`);
     // The bucket is already spent by the request that saw the new limit.
@@ -277,10 +277,10 @@ describe('IP allow-lists', () => {
     const { key, id } = await keyWith();
     okData(await tokenInfo(api.url, key));
     const admin = await handle();
-    assert.ok(await admin.setApiKeyLimits(id, { allowIps: ['10.0.0.0/8'] }));
+    assert.ok(await admin.keys.setApiKeyLimits(id, { allowIps: ['10.0.0.0/8'] }));
     const refusedMs = await msUntil(async () => (await tokenInfo(api.url, key)).status === 401);
     assert.ok(refusedMs < 1000, `refused after ${refusedMs} ms`);
-    assert.ok(await admin.setApiKeyLimits(id, {}));
+    assert.ok(await admin.keys.setApiKeyLimits(id, {}));
     const acceptedMs = await msUntil(async () => (await tokenInfo(api.url, key)).status === 200);
     assert.ok(acceptedMs < 1000, `accepted after ${acceptedMs} ms`);
   });
@@ -296,7 +296,7 @@ describe('revocation across replicas', () => {
       okData(await tokenInfo(b.url, key));
     }
     const admin = await handle();
-    assert.ok(await admin.revokeApiKey(id, Date.now()));
+    assert.ok(await admin.keys.revokeApiKey(id, Date.now()));
     const [msA, msB] = await Promise.all(
       [a, b].map((api) => msUntil(async () => (await tokenInfo(api.url, key)).status === 401)),
     );

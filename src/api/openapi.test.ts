@@ -61,7 +61,7 @@ async function seedNeo(store: Store): Promise<void> {
     value,
     time: 1_500_000_000 + block * 15,
   });
-  await store.applyBatch({
+  await store.writer.applyBatch({
     chain: 'neo',
     fromBlock: 1,
     toBlock: 20,
@@ -96,7 +96,7 @@ async function seedNeo(store: Store): Promise<void> {
       ],
     },
   });
-  await store.updateSupplies('neo', [
+  await store.writer.updateSupplies('neo', [
     { address: RPX, totalSupply: 1000n * FIXED8, cap: null, burnedBalance: null, atBlock: 20 },
     { address: GAS, totalSupply: 5n * FIXED8, cap: 100_000_000n * FIXED8, burnedBalance: null, atBlock: 20 },
   ]);
@@ -346,7 +346,7 @@ describe('every operation answers as documented', () => {
       assertConforms(path, await call(fx.url, path));
     }
     // A late start whose holders could not be seeded adds a key to its chain.
-    await fx.store.applyBatch({
+    await fx.store.writer.applyBatch({
       chain: 'movr',
       fromBlock: 10,
       toBlock: 10,

@@ -316,13 +316,13 @@ describe('health and status', () => {
   });
 
   test('/status follows the store', async () => {
-    await fx.store.setChainStatus('movr', { head: 42 });
+    await fx.store.writer.setChainStatus('movr', { head: 42 });
     const body = JSON.parse((await call(fx.url, '/status')).text) as { chains: Record<string, unknown> };
     assert.deepEqual(body.chains.movr, { head: 42, indexed: 0, lag: 42, lastError: null });
   });
 
   test('/status says when a late start could not seed holders, and only then', async () => {
-    await fx.store.applyBatch({
+    await fx.store.writer.applyBatch({
       chain: 'movr',
       fromBlock: 40,
       toBlock: 45,

@@ -124,7 +124,7 @@ describe('API answers through the response cache', () => {
     assert.equal((await info(USDC)).tokenInfo.t, '1.5');
     assert.equal((await info(USDC)).tokenInfo.t, '1.5'); // kept: asked for a second time
     assert.equal((await info(USDC)).tokenInfo.t, '1.5'); // now answered from the cache
-    await fx.store.updateSupplies('eth', [
+    await fx.store.writer.updateSupplies('eth', [
       { address: USDC, totalSupply: 2_500_000n, cap: null, burnedBalance: null, atBlock: ETH_INDEXED },
     ]);
     assert.equal((await info(USDC)).tokenInfo.t, '2.5');
@@ -139,10 +139,10 @@ describe('API answers through the response cache', () => {
     const pageBefore = await page();
     await tokens();
     const listBefore = await tokens();
-    await other.updateSupplies('eth', [
+    await other.writer.updateSupplies('eth', [
       { address: BIG, totalSupply: 3n * 10n ** 27n, cap: null, burnedBalance: null, atBlock: ETH_INDEXED },
     ]);
-    await other.applyBatch({
+    await other.writer.applyBatch({
       chain: 'eth',
       fromBlock: ETH_INDEXED + 1,
       toBlock: ETH_INDEXED + 1,

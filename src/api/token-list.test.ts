@@ -305,7 +305,7 @@ describe('token lists in a running API', () => {
     store = await openSqliteStore({ path: join(tmp, 'api.sqlite'), logger: silentLogger() });
     const holder = `0x${'a1'.repeat(20)}`;
     const tokens = [ONE_INCH.address, AAVE.address, plain].map((a) => a.toLowerCase());
-    await store.applyBatch({
+    await store.writer.applyBatch({
       chain: 'eth',
       fromBlock: 1,
       toBlock: 3,
@@ -332,7 +332,7 @@ describe('token lists in a running API', () => {
       pruneBlocksBelow: 0,
     });
     const generated = generateApiKey();
-    await store.createApiKey({
+    await store.keys.createApiKey({
       id: generated.id,
       hash: generated.hash,
       label: 't',
@@ -389,7 +389,7 @@ describe('token lists in a running API', () => {
   });
 
   test('the store itself keeps what the chain said', async () => {
-    const stored = await store.getToken('eth', ONE_INCH.address.toLowerCase());
+    const stored = await store.reader.getToken('eth', ONE_INCH.address.toLowerCase());
     assert.deepEqual([stored?.name, stored?.symbol, stored?.icon], ['', '', '']);
   });
 });

@@ -256,15 +256,19 @@ export function createTokenOverlay(lists: readonly TokenList[]): TokenOverlay {
  */
 export function withTokenOverlay(store: Store, overlay: TokenOverlay): Store {
   if (overlay.size === 0) return store;
+  const { reader } = store;
   return {
     ...store,
-    async getToken(chain, address) {
-      const token = await store.getToken(chain, address);
-      return token === null ? null : overlay.apply(token);
-    },
-    async listTokens(chain, offset, limit) {
-      const page = await store.listTokens(chain, offset, limit);
-      return { ...page, tokens: page.tokens.map(overlay.apply) };
+    reader: {
+      ...reader,
+      async getToken(chain, address) {
+        const token = await reader.getToken(chain, address);
+        return token === null ? null : overlay.apply(token);
+      },
+      async listTokens(chain, offset, limit) {
+        const page = await reader.listTokens(chain, offset, limit);
+        return { ...page, tokens: page.tokens.map(overlay.apply) };
+      },
     },
   };
 }

@@ -22,7 +22,7 @@ async function listen(options: Parameters<typeof startApiServer>[0]) {
 /** Chains the API answers for: those configured with --rpc plus those already in the store. */
 async function servedChains(config: Config, store: Store): Promise<string[]> {
   const names = new Set(config.chains.map((c) => c.name));
-  for (const status of await store.listChainStatuses()) names.add(status.chain as never);
+  for (const status of await store.reader.listChainStatuses()) names.add(status.chain as never);
   return [...names];
 }
 
@@ -60,14 +60,18 @@ function withIndexerRoles(store: Store, roles: ReadonlyMap<string, WriterRole>):
     const role = roles.get(status.chain);
     return role === undefined ? status : { ...status, role };
   };
+  const { reader } = store;
   return {
     ...store,
-    async getChainStatus(chain) {
-      const status = await store.getChainStatus(chain);
-      return status === null ? null : withRole(status);
-    },
-    async listChainStatuses() {
-      return (await store.listChainStatuses()).map(withRole);
+    reader: {
+      ...reader,
+      async getChainStatus(chain) {
+        const status = await reader.getChainStatus(chain);
+        return status === null ? null : withRole(status);
+      },
+      async listChainStatuses() {
+        return (await reader.listChainStatuses()).map(withRole);
+      },
     },
   };
 }

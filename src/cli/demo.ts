@@ -68,7 +68,7 @@ export async function demoCommand(
   const store = await openStore({ location: config.db, logger });
   cleanup.push(() => store.close());
   const { key, id, hash } = generateApiKey();
-  await store.createApiKey({ id, hash, label: 'demo', createdAt: Date.now(), revokedAt: null });
+  await store.keys.createApiKey({ id, hash, label: 'demo', createdAt: Date.now(), revokedAt: null });
 
   const worker = startIndexerWorker(config);
   cleanup.push(() => worker.stop());

@@ -99,7 +99,7 @@ describe('tokenquery import', () => {
     );
     assert.match(result.stdout, new RegExp(`checkpoint: block ${last}; .* continues from block ${last + 1}`));
     const store = await openSqliteStore({ path: db, logger: silentLogger() });
-    assert.equal((await store.getCheckpoint('eth'))?.block, last);
+    assert.equal((await store.writer.getCheckpoint('eth'))?.block, last);
     await store.close();
 
     const index = spawnCli([

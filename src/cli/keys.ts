@@ -87,7 +87,7 @@ export async function keysCreate(
     const record: ApiKeyRecord = { id, hash, label, createdAt: Date.now(), revokedAt: null };
     if (rateLimit !== undefined) record.rateLimit = rateLimit;
     if (allowIps !== undefined) record.allowIps = allowIps;
-    await store.createApiKey(record);
+    await store.keys.createApiKey(record);
     const limits =
       rateLimit === undefined && allowIps === undefined
         ? ''
@@ -104,7 +104,7 @@ export async function keysCreate(
 export async function keysList(db: string, logger: Logger): Promise<void> {
   const store = await openStore({ location: db, logger });
   try {
-    const keys = await store.listApiKeys();
+    const keys = await store.keys.listApiKeys();
     if (keys.length === 0) {
       out('no API keys; create one with `tokenquery keys create --label <text>`');
       return;
@@ -146,13 +146,13 @@ export async function keysSet(
   }
   const store = await openStore({ location: db, logger });
   try {
-    const current = findActiveKey(await store.listApiKeys(), keyOrId);
+    const current = findActiveKey(await store.keys.listApiKeys(), keyOrId);
     const limits: ApiKeyLimits = {};
     const rateLimit = rateLimitOf(options, current.rateLimit);
     const allowIps = allowIpsOf(options, current.allowIps);
     if (rateLimit !== undefined) limits.rateLimit = rateLimit;
     if (allowIps !== undefined) limits.allowIps = allowIps;
-    if (!(await store.setApiKeyLimits(current.id, limits))) {
+    if (!(await store.keys.setApiKeyLimits(current.id, limits))) {
       throw new UserError('no active API key has that id or value');
     }
     const { rate, allow } = describeLimits(limits);
@@ -167,8 +167,8 @@ export async function keysRevoke(db: string, keyOrId: string, logger: Logger): P
   try {
     // Accept the id shown by `keys list`, or the key itself (matched by its hash).
     const revoked =
-      (await store.revokeApiKey(keyOrId, Date.now())) ||
-      (await store.revokeApiKey(hashApiKey(keyOrId), Date.now()));
+      (await store.keys.revokeApiKey(keyOrId, Date.now())) ||
+      (await store.keys.revokeApiKey(hashApiKey(keyOrId), Date.now()));
     if (!revoked) throw new UserError('no active API key has that id or value');
     out('revoked; running servers refuse it within one second');
   } finally {

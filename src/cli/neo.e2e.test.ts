@@ -79,7 +79,7 @@ const nodeArgs = () => ['--rpc', `neo=${node.url}`, '--from-block', `neo=${FROM}
 async function checkpoint(): Promise<number> {
   const store = await openSqliteStore({ path: db, logger });
   try {
-    return (await store.getCheckpoint('neo'))?.block ?? -1;
+    return (await store.writer.getCheckpoint('neo'))?.block ?? -1;
   } finally {
     await store.close();
   }

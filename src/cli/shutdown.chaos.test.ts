@@ -237,7 +237,7 @@ for (const backend of chaosBackends(dir)) {
           // The store as left: exact at its checkpoint.
           const store = await openAt(location, logger);
           try {
-            const checkpoint = (await store.getCheckpoint('eth'))?.block ?? -1;
+            const checkpoint = (await store.writer.getCheckpoint('eth'))?.block ?? -1;
             if (checkpoint >= 0) {
               const truth = await readNodeTruth(anvil.url, checkpoint);
               assert.deepEqual(

@@ -31,13 +31,13 @@ async function indexAll(url: string, path: string): Promise<void> {
   const running = createEvmIndexer({
     chain: { name: 'eth', rpcUrl: url, fromBlock: 0, finalityDepth: 0, pollIntervalMs: 20 },
     source: createEvmSource({ rpc: createRpcClient({ url, logger }), logger }),
-    store,
+    store: store.writer,
     logger,
     signal: controller.signal,
     tty: false,
   }).run();
   const deadline = Date.now() + 30_000;
-  while ((await store.getCheckpoint('eth'))?.block !== head) {
+  while ((await store.writer.getCheckpoint('eth'))?.block !== head) {
     if (Date.now() > deadline) throw new Error('the indexer did not reach the head');
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -139,11 +139,11 @@ describe('tokenquery verify', () => {
     // A backfill batch that leaves its balance rows for later, as the indexer's do, while the
     // store that holds them stays open.
     const store = await openSqliteStore({ path, logger });
-    const block = (await store.getCheckpoint('eth'))!.block + 1;
+    const block = (await store.writer.getCheckpoint('eth'))!.block + 1;
     const holder = '0x00000000000000000000000000000000000000bb';
     const other = '0x00000000000000000000000000000000000000cc';
     const transfer = { token: tokens[0]!.address, blockNumber: block, txIndex: 0, time: 1_700_000_000 };
-    await store.applyBatch({
+    await store.writer.applyBatch({
       chain: 'eth',
       fromBlock: block,
       toBlock: block,

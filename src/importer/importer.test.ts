@@ -28,7 +28,7 @@ import { ZERO_ADDRESS } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { Store } from '../store/types.js';
+import type { Store, StoreWriter } from '../store/types.js';
 import { type ImportOptions, type ImportSummary, importTransfers } from './importer.js';
 import { createImportNode } from './node-reader.js';
 import {
@@ -113,12 +113,12 @@ function expectationsOf(rows: readonly ExportRow[]) {
 
 /** Everything the API can read of the chain, as comparable JSON. */
 async function digest(store: Store, options: { supplies?: boolean } = {}): Promise<string[]> {
-  const { total } = await store.listTokens('eth', 0, 1);
-  const { tokens } = await store.listTokens('eth', 0, Math.max(total, 1));
+  const { total } = await store.reader.listTokens('eth', 0, 1);
+  const { tokens } = await store.reader.listTokens('eth', 0, Math.max(total, 1));
   const out: unknown[] = [];
   for (const t of [...tokens].sort((a, b) => (a.address < b.address ? -1 : 1))) {
     const { totalSupply, cap, burnedBalance, ...rest } = t;
-    const transfers = await store.listTransfers('eth', t.address, 0, t.transferCount);
+    const transfers = await store.reader.listTransfers('eth', t.address, 0, t.transferCount);
     out.push({
       ...rest,
       ...(options.supplies === false ? {} : { totalSupply, cap, burnedBalance }),
@@ -182,9 +182,9 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     assert.equal(summary.duplicates + summary.skippedCommitted + summary.nonFungibleRows, 0);
     assert.equal(summary.fromBlock, Math.min(...rows.map((r) => Number(r.block_number))));
     assert.equal(summary.toBlock, last);
-    assert.equal((await store.getCheckpoint('eth'))?.block, last);
+    assert.equal((await store.writer.getCheckpoint('eth'))?.block, last);
 
-    const page = await store.listTokens('eth', 0, tokens.size + 10);
+    const page = await store.reader.listTokens('eth', 0, tokens.size + 10);
     assert.equal(page.total, tokens.size);
     const listed = uniswapTokens();
     for (const token of page.tokens) {
@@ -202,7 +202,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       );
       for (const [holder, balance] of expected.balances) {
         assert.equal(
-          await store.getBalance('eth', token.address, holder),
+          await store.reader.getBalance('eth', token.address, holder),
           balance,
           `${token.address} ${holder}`,
         );
@@ -212,7 +212,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     const byKey = new Map(rows.map((r) => [`${r.block_number}:${r.log_index}`, r]));
     let checked = 0;
     for (const token of page.tokens) {
-      for (const t of await store.listTransfers('eth', token.address, 0, token.transferCount)) {
+      for (const t of await store.reader.listTransfers('eth', token.address, 0, token.transferCount)) {
         const row = byKey.get(`${t.blockNumber}:${t.logIndex}`)!;
         assert.equal(t.value, BigInt(row.value!));
         assert.equal(t.txHash, row.transaction_hash);
@@ -223,7 +223,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     }
     assert.equal(checked, rows.length);
     // Blocks inside the unfinalized window (64 below the head) carry refs for reorg detection.
-    const refs = await store.getBlockRefs('eth', 0, last);
+    const refs = await store.writer.getBlockRefs('eth', 0, last);
     assert.deepEqual(
       refs.map((r) => r.number),
       Array.from({ length: last - (head - 64) }, (_, i) => head - 63 + i),
@@ -279,7 +279,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     const cut = 15_320_549;
     const firstHalf = rows.filter((r) => Number(r.block_number) <= cut);
     await run(store, [file('half.csv', toCsv(firstHalf))], { node: importNode(url) });
-    assert.equal((await store.getCheckpoint('eth'))?.block, cut);
+    assert.equal((await store.writer.getCheckpoint('eth'))?.block, cut);
     const summary = await run(store, [CROSSCHECK_EXPORT], { node: importNode(url) });
     assert.equal(summary.skippedCommitted, firstHalf.length);
     assert.equal(summary.imported, rows.length - firstHalf.length);
@@ -297,19 +297,22 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       const store = await freshStore();
       const controller = new AbortController();
       // The store as the import sees it: the signal fires as the first batch commits.
-      const stopping: Store = Object.create(store, {
-        applyBatch: {
-          value: async (batch: Parameters<Store['applyBatch']>[0]) => {
-            controller.abort();
-            await store.applyBatch(batch);
+      const stopping: Store = {
+        ...store,
+        writer: Object.create(store.writer, {
+          applyBatch: {
+            value: async (batch: Parameters<StoreWriter['applyBatch']>[0]) => {
+              controller.abort();
+              await store.writer.applyBatch(batch);
+            },
           },
-        },
-      });
+        }) as StoreWriter,
+      };
       const options = { node: importNode(url), batchTransfers: 2000, sorted, concurrency: 1 };
       const first = await run(stopping, [CROSSCHECK_EXPORT], { ...options, signal: controller.signal });
       assert.equal(first.interrupted, true);
       assert.ok(first.imported > 0 && first.imported < rows.length, `${first.imported} imported`);
-      assert.equal((await store.getCheckpoint('eth'))?.block, first.toBlock);
+      assert.equal((await store.writer.getCheckpoint('eth'))?.block, first.toBlock);
       const second = await run(store, [CROSSCHECK_EXPORT], options);
       assert.equal(second.interrupted, false);
       assert.equal(second.skippedCommitted, first.imported);
@@ -332,7 +335,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
         return true;
       });
     }
-    assert.equal((await store.getCheckpoint('eth'))?.block, 15_320_549);
+    assert.equal((await store.writer.getCheckpoint('eth'))?.block, 15_320_549);
     // Declaring that the export covers the empty blocks makes it acceptable.
     const summary = await run(store, [high], { node: importNode(url), fromBlock: 15_320_550 });
     assert.equal(summary.fromBlock, 15_320_550);
@@ -364,7 +367,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       run(store, [file('full.csv', toCsv(full, allColumns))]),
       /full\.csv:2: token 0x[0-9a-f]{40} is new to the store: its name, symbol and decimals come from a node/,
     );
-    assert.equal(await store.getCheckpoint('eth'), null);
+    assert.equal(await store.writer.getCheckpoint('eth'), null);
     // With the tokens of the first half known, the second half's rows of those tokens need no node.
     const cut = 15_320_549;
     await run(store, [file('first.csv', toCsv(rows.filter((r) => Number(r.block_number) <= cut)))], {
@@ -376,7 +379,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     assert.equal(summary.imported, rest.length);
     assert.equal(summary.newTokens, 0);
     assert.equal(
-      (await store.getCheckpoint('eth'))?.block,
+      (await store.writer.getCheckpoint('eth'))?.block,
       Math.max(...rest.map((r) => Number(r.block_number))),
     );
     await store.close();
@@ -400,7 +403,7 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       run(store, [CROSSCHECK_EXPORT], { node: importNode(behind.url) }),
       /above the node's head/,
     );
-    assert.equal(await store.getCheckpoint('eth'), null);
+    assert.equal(await store.writer.getCheckpoint('eth'), null);
     await store.close();
   });
 });
@@ -488,7 +491,7 @@ describe('malformed input', () => {
         return true;
       });
       // Nothing is written before the whole input has been read and checked.
-      assert.equal(await store.getCheckpoint('eth'), null);
+      assert.equal(await store.writer.getCheckpoint('eth'), null);
       await store.close();
     });
   }
@@ -551,7 +554,7 @@ describe('real mainnet blocks 17173049-17173050 (recorded blocks and logs)', () 
     const blockTime = new Map(fixture.blocks.map((b) => [Number(b.number), Number(b.timestamp)]));
     let checked = 0;
     for (const e of erc20) {
-      const [t] = (await store.listTransfers('eth', String(e.token_address), 0, 1000)).filter(
+      const [t] = (await store.reader.listTransfers('eth', String(e.token_address), 0, 1000)).filter(
         (x) => x.blockNumber === Number(e.block_number) && x.logIndex === Number(e.log_index),
       );
       assert.ok(t, `transfer ${e.item_id} missing`);
@@ -572,7 +575,7 @@ describe('real mainnet blocks 17173049-17173050 (recorded blocks and logs)', () 
       const indexer = createEvmIndexer({
         chain: { name: 'eth', rpcUrl: url, fromBlock, finalityDepth: 0, pollIntervalMs: 20 },
         source: createEvmSource({ rpc, logger }),
-        store,
+        store: store.writer,
         logger,
         signal: controller.signal,
         tty: false,
@@ -581,7 +584,7 @@ describe('real mainnet blocks 17173049-17173050 (recorded blocks and logs)', () 
       running.catch(() => {});
       try {
         const deadline = Date.now() + 20_000;
-        while ((await store.getCheckpoint('eth'))?.block !== 17173050) {
+        while ((await store.writer.getCheckpoint('eth'))?.block !== 17173050) {
           if (Date.now() > deadline) throw new Error('the indexer did not reach block 17173050');
           await new Promise((r) => setTimeout(r, 20));
         }
@@ -607,7 +610,7 @@ describe('real mainnet blocks 17173049-17173050 (recorded blocks and logs)', () 
       await digest(indexed, { supplies: false }),
       'import then index',
     );
-    const tokens = await imported.listTokens('eth', 0, 1000);
+    const tokens = await imported.reader.listTokens('eth', 0, 1000);
     assert.equal(
       tokens.tokens.reduce((sum, t) => sum + t.transferCount, 0),
       erc20.length,

@@ -102,7 +102,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   ) {
     throw new UserError(`--to-block ${options.toBlock} is below --from-block ${options.fromBlock}`);
   }
-  const startCheckpoint = await store.getCheckpoint(chain);
+  const startCheckpoint = await store.writer.getCheckpoint(chain);
   const nodeHeadCheck = (head: number | null) => {
     if (head !== null && options.toBlock !== undefined && options.toBlock > head) {
       throw new UserError(`--to-block ${options.toBlock} is above the node's head ${head}`);
@@ -111,7 +111,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   const floor = startCheckpoint?.block ?? null;
   const nodeHead = node === null ? null : await node.head();
   nodeHeadCheck(nodeHead);
-  let headSeen = Math.max((await store.getChainStatus(chain))?.head ?? 0, nodeHead ?? 0);
+  let headSeen = Math.max((await store.writer.getChainStatus(chain))?.head ?? 0, nodeHead ?? 0);
   const progress = createImportProgress({ logger, tty: options.tty ?? process.stderr.isTTY === true });
 
   const summary: ImportSummary = {
@@ -146,7 +146,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
         const unknown: ImportRow[] = [];
         const known = new Set<string>();
         for (const s of fresh) {
-          if (await store.getToken(chain, s.token)) known.add(s.token);
+          if (await store.writer.getToken(chain, s.token)) known.add(s.token);
           else unknown.push(s);
         }
         if (unknown.length > 0 && node === null) {
@@ -313,7 +313,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     prepared.catch(() => {}); // awaited in the commit below
     const commit = commitChain.then(async () => {
       const p = await prepared;
-      await store.applyBatch(p.batch);
+      await store.writer.applyBatch(p.batch);
       summary.imported += p.batch.transfers.length;
       summary.nonFungibleRows += p.rows;
       for (const token of p.batch.tokens) {
@@ -530,7 +530,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   }
   summary.interrupted = signal?.aborted === true;
   summary.nonFungibleTokens = nonFungible.size;
-  summary.checkpoint = (await store.getCheckpoint(chain))?.block ?? null;
+  summary.checkpoint = (await store.writer.getCheckpoint(chain))?.block ?? null;
 
   if (node !== null && summary.imported > 0 && !summary.interrupted)
     await refreshSupplies(summary.checkpoint);
@@ -542,10 +542,10 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     for (;;) {
       if (signal?.aborted) return;
       // Only tokens flagged by the batches (new, or a mint/burn): the rest is the indexer's periodic job.
-      const addresses = await store.tokensNeedingSupply(chain, -1, 200);
+      const addresses = await store.writer.tokensNeedingSupply(chain, -1, 200);
       if (addresses.length === 0) return;
       const supplies = await node.supplies(addresses, checkpoint);
-      await store.updateSupplies(
+      await store.writer.updateSupplies(
         chain,
         supplies.map((s) => ({ ...s, atBlock: checkpoint })),
       );

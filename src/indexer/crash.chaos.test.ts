@@ -91,8 +91,8 @@ const indexing = (_out: string, err: string) => logLines(err).some((l) => l.msg 
 /** Checkpoint at the node head and every supply read: what a finished run leaves. */
 async function caughtUp(store: Store, head: number): Promise<boolean> {
   return (
-    (await store.getCheckpoint('eth'))?.block === head &&
-    (await store.tokensNeedingSupply('eth', -1, 1)).length === 0
+    (await store.writer.getCheckpoint('eth'))?.block === head &&
+    (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
   );
 }
 
@@ -107,21 +107,21 @@ async function runToCompletion(
 ): Promise<{ firstCommitMs: number; backfillMs: number }> {
   // Opening migrates the store if no run has yet.
   const store = await openAt(location, logger);
-  const before = (await store.getCheckpoint('eth'))?.block ?? -1;
+  const before = (await store.writer.getCheckpoint('eth'))?.block ?? -1;
   const cli = spawnCli(indexArgs(location));
   try {
     await cli.waitFor(indexing, 30_000, 'the indexer to start');
     const started = Date.now();
     // A store whose backfill a killed run already finished may see no further commit at all.
     const progressed = async () => {
-      const block = (await store.getCheckpoint('eth'))?.block ?? -1;
+      const block = (await store.writer.getCheckpoint('eth'))?.block ?? -1;
       return block > before || block >= target;
     };
     await waitFor('a first commit', progressed, 120_000, 5);
     const firstCommitMs = Date.now() - started;
     await waitFor(
       'the backfill',
-      async () => ((await store.getCheckpoint('eth'))?.block ?? -1) >= target,
+      async () => ((await store.writer.getCheckpoint('eth'))?.block ?? -1) >= target,
       120_000,
       5,
     );
@@ -189,7 +189,7 @@ async function crashScenario(backend: ChaosBackend): Promise<void> {
     let reader: Store | null = null;
     try {
       for (;;) {
-        const before = reader === null ? -1 : ((await reader.getCheckpoint('eth'))?.block ?? -1);
+        const before = reader === null ? -1 : ((await reader.writer.getCheckpoint('eth'))?.block ?? -1);
         if (before >= target || midBackfill >= SIZE.kills) break;
         runs++;
         assert.ok(
@@ -218,7 +218,7 @@ async function crashScenario(backend: ChaosBackend): Promise<void> {
         const result = await cli.stop('SIGKILL');
         assert.equal(result.signal, 'SIGKILL', `the run ended by itself: ${result.stderr}`);
         reader ??= await openAt(location, logger);
-        const after = (await reader.getCheckpoint('eth'))?.block ?? -1;
+        const after = (await reader.writer.getCheckpoint('eth'))?.block ?? -1;
         const counted = wasIndexing && after < target;
         if (counted) midBackfill++;
         kills.push({ episode, how, before, after, counted });

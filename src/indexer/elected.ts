@@ -1,6 +1,6 @@
 import { errorMessage } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { Store, WriterRole } from '../store/types.js';
+import type { Store, StoreWriter, WriterRole } from '../store/types.js';
 import { acquireWriterLease, electsWriters } from '../store/writer-lease.js';
 
 export interface ElectedOptions {
@@ -27,7 +27,7 @@ export interface ElectedOptions {
  */
 export async function runAsElectedWriter(
   options: ElectedOptions,
-  work: (store: Store, signal: AbortSignal) => Promise<void>,
+  work: (writer: StoreWriter, signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
   const { store, chain, signal } = options;
   const logger = options.logger.child({ component: 'indexer', chain });
@@ -41,7 +41,7 @@ export async function runAsElectedWriter(
     if (lease === null) return;
     if (elects) options.onRole?.(chain, 'writer');
     try {
-      await work(lease.store, AbortSignal.any([signal, lease.lost]));
+      await work(lease.writer, AbortSignal.any([signal, lease.lost]));
     } catch (error) {
       if (!lease.lost.aborted) throw error;
       logger.debug({ err: errorMessage(error) }, 'indexer ended by the loss of the writer lease');

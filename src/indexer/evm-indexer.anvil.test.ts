@@ -49,7 +49,7 @@ async function startIndexer(url: string, db: string, options: { finalityDepth: n
       pollIntervalMs: 20,
     },
     source,
-    store,
+    store: store.writer,
     logger,
     signal: controller.signal,
     tty: false,
@@ -80,8 +80,8 @@ async function caughtUp(store: Store, url: string): Promise<void> {
   await waitFor('the indexer to reach the head', async () => {
     const head = await getBlockNumber(url);
     return (
-      (await store.getCheckpoint('eth'))?.block === head &&
-      (await store.tokensNeedingSupply('eth', -1, 1)).length === 0
+      (await store.writer.getCheckpoint('eth'))?.block === head &&
+      (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
     );
   });
 }
@@ -113,20 +113,24 @@ async function nodeTruth(url: string, tokens: readonly string[]) {
 async function assertStoreMatchesNode(store: Store, url: string, tokens: readonly string[]): Promise<void> {
   const truth = await nodeTruth(url, tokens);
   for (const [token, expected] of truth) {
-    const stored = await store.getToken('eth', token);
+    const stored = await store.reader.getToken('eth', token);
     if (expected.transfers.length === 0) {
       assert.equal(stored, null, `token ${token} has no transfers on the node but is stored`);
       continue;
     }
     assert.ok(stored, `token ${token} missing`);
     assert.equal(stored.transferCount, expected.transfers.length, `transfer count of ${token}`);
-    const rows = await store.listTransfers('eth', token, 0, stored.transferCount + 10);
+    const rows = await store.reader.listTransfers('eth', token, 0, stored.transferCount + 10);
     const key = (t: TransferRecord) =>
       `${t.blockNumber}/${t.logIndex}/${t.txHash}/${t.from}/${t.to}/${t.value}`;
     assert.deepEqual(rows.map(key).sort(), expected.transfers.map(key).sort(), `transfers of ${token}`);
     let holders = 0;
     for (const [holder, balance] of expected.balances) {
-      assert.equal(await store.getBalance('eth', token, holder), balance, `balance of ${holder} in ${token}`);
+      assert.equal(
+        await store.reader.getBalance('eth', token, holder),
+        balance,
+        `balance of ${holder} in ${token}`,
+      );
       if (balance > 0n) holders++;
     }
     assert.equal(stored.holderCount, holders, `holder count of ${token}`);
@@ -165,7 +169,7 @@ describe('indexer against a real anvil node', () => {
       await burnToken(anvil.url, standard, { amount: 10n ** 18n });
       await caughtUp(indexer.store, anvil.url);
       await assertStoreMatchesNode(indexer.store, anvil.url, addresses);
-      const status = await indexer.store.getChainStatus('eth');
+      const status = await indexer.store.reader.getChainStatus('eth');
       assert.equal(status?.head, await getBlockNumber(anvil.url));
     } finally {
       await indexer.stop();
@@ -177,7 +181,7 @@ describe('indexer against a real anvil node', () => {
     try {
       await sendTransfers(anvil.url, tokens, { count: 6, seed: 21 });
       await caughtUp(indexer.store, anvil.url);
-      const before = await indexer.store.getToken('eth', tokens[1]!.address);
+      const before = await indexer.store.reader.getToken('eth', tokens[1]!.address);
 
       // Replace the newest 4 blocks (they hold transfers) with blocks holding one different transfer.
       const [sender] = (await balancesOf(anvil.url, tokens[1]!, [tokens[1]!.deployer])).map(
@@ -190,7 +194,7 @@ describe('indexer against a real anvil node', () => {
       await reorg(anvil.url, 4, [{ tx: { from: sender!, to: tokens[1]!.address, data }, blockOffset: 1 }]);
       await waitFor('the reorg to be noticed', async () => {
         const head = await getBlockNumber(anvil.url);
-        const [headBlock] = await indexer.store.getBlockRefs('eth', head, head);
+        const [headBlock] = await indexer.store.writer.getBlockRefs('eth', head, head);
         const node = await createEvmSource({
           rpc: createRpcClient({ url: anvil.url, logger }),
           logger,
@@ -200,7 +204,7 @@ describe('indexer against a real anvil node', () => {
       await caughtUp(indexer.store, anvil.url);
       await assertStoreMatchesNode(indexer.store, anvil.url, addresses);
       assert.equal(
-        await indexer.store.getBalance(
+        await indexer.store.reader.getBalance(
           'eth',
           tokens[1]!.address,
           '0x00000000000000000000000000000000000000bb',
@@ -217,17 +221,17 @@ describe('indexer against a real anvil node', () => {
     const indexer = await startIndexer(anvil.url, 'deep.sqlite', { finalityDepth: 2 });
     try {
       await caughtUp(indexer.store, anvil.url);
-      const checkpoint = await indexer.store.getCheckpoint('eth');
+      const checkpoint = await indexer.store.writer.getCheckpoint('eth');
       await reorg(anvil.url, 6);
       await assert.rejects(indexer.running, (error: unknown) => {
         assert.ok(error instanceof FatalIndexerError);
         assert.match(error.shortMessage, /deeper than the unfinalized window/);
         return true;
       });
-      const status = await indexer.store.getChainStatus('eth');
+      const status = await indexer.store.reader.getChainStatus('eth');
       assert.match(status?.lastError ?? '', /deeper than the unfinalized window/);
       assert.deepEqual(
-        await indexer.store.getCheckpoint('eth'),
+        await indexer.store.writer.getCheckpoint('eth'),
         checkpoint,
         'nothing was rolled back or written',
       );

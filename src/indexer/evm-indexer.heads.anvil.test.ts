@@ -151,7 +151,7 @@ describe('following the head with a websocket subscription', () => {
         assert.ok(ms < 3_000, `indexed by polling after ${Math.round(ms)} ms`);
       }
       assert.equal(proxy.relayed, 0);
-      assert.equal((await indexing.store.getChainStatus('eth'))?.lastError ?? null, null);
+      assert.equal((await indexing.store.reader.getChainStatus('eth'))?.lastError ?? null, null);
     } finally {
       await indexing.stop();
       await proxy.close();
@@ -160,5 +160,5 @@ describe('following the head with a websocket subscription', () => {
 });
 
 async function indexedBlock(store: Store): Promise<number> {
-  return (await store.getCheckpoint('eth'))?.block ?? -1;
+  return (await store.writer.getCheckpoint('eth'))?.block ?? -1;
 }

@@ -69,7 +69,7 @@ async function replay(c: ReplayCase, options: { finalityDepth: number; limits?: 
       pollIntervalMs: 20,
     },
     source,
-    store,
+    store: store.writer,
     logger,
     signal: controller.signal,
     tty: false,
@@ -78,7 +78,7 @@ async function replay(c: ReplayCase, options: { finalityDepth: number; limits?: 
   running.catch(() => {}); // awaited below; a fatal error must fail the test there, not warn here
   try {
     const deadline = Date.now() + 20_000;
-    while ((await store.getCheckpoint('eth'))?.block !== c.head) {
+    while ((await store.writer.getCheckpoint('eth'))?.block !== c.head) {
       if (Date.now() > deadline) throw new Error('indexer did not reach the head in time');
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -92,11 +92,11 @@ async function replay(c: ReplayCase, options: { finalityDepth: number; limits?: 
 
 /** Every stored transfer of every token on the chain. */
 async function allTransfers(store: Store): Promise<TransferRecord[]> {
-  const { total } = await store.listTokens('eth', 0, 1);
-  const { tokens } = await store.listTokens('eth', 0, total);
+  const { total } = await store.reader.listTokens('eth', 0, 1);
+  const { tokens } = await store.reader.listTokens('eth', 0, total);
   const out: TransferRecord[] = [];
   for (const token of tokens)
-    out.push(...(await store.listTransfers('eth', token.address, 0, token.transferCount)));
+    out.push(...(await store.reader.listTransfers('eth', token.address, 0, token.transferCount)));
   return out;
 }
 
@@ -131,7 +131,7 @@ describe('replay of real mainnet blocks', () => {
             if (e.blockTimestamp !== undefined) assert.equal(s.time, e.blockTimestamp);
           }
           // Counts are maintained incrementally: they must agree with the stored rows.
-          const { total, tokens } = await store.listTokens('eth', 0, 1000);
+          const { total, tokens } = await store.reader.listTokens('eth', 0, 1000);
           assert.equal(total, new Set(expected.map((e) => e.token)).size);
           assert.equal(
             tokens.reduce((sum, t) => sum + t.transferCount, 0),
@@ -149,7 +149,7 @@ describe('replay of real mainnet blocks', () => {
     try {
       const stored = await allTransfers(store);
       assert.equal(stored.length, 282);
-      assert.equal((await store.listTokens('eth', 0, 1)).total, 71);
+      assert.equal((await store.reader.listTokens('eth', 0, 1)).total, 71);
       const nft = loadExpectedTransfers(
         'ethereum-etl/stream_blocks_17173049_17173050/expected_erc721_style_transfers.json',
       );

@@ -7,7 +7,7 @@ import { backoffDelay, type Settled, settle, sleep } from '../internal/async.js'
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { BatchSeeds, Store, TokenMetadata, TransferRecord } from '../store/types.js';
+import type { BatchSeeds, StoreWriter, TokenMetadata, TransferRecord } from '../store/types.js';
 import { createHolderSeeder, type HolderSeeder } from './holder-seeds.js';
 import { progressForCatchUp } from './progress.js';
 import { createRangePlanner } from './range-planner.js';
@@ -16,7 +16,7 @@ import { createSingleFlight } from './single-flight.js';
 export interface EvmIndexerOptions {
   chain: ChainConfig;
   source: EvmSource;
-  store: Store;
+  store: StoreWriter;
   logger: Logger;
   signal: AbortSignal;
   /** `eth_getLogs` requests kept in flight during backfill. Default 4. */

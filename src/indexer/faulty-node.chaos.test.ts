@@ -196,8 +196,8 @@ for (const backend of chaosBackends(dir)) {
             .filter((l) => l.msg !== 'request')
             .map((l) => `${l.time} ${l.level} ${l.msg} ${l.method ?? ''} ${l.reason ?? l.err ?? ''}`);
           throw new Error(
-            `${String(error)}; head ${head}, checkpoint ${JSON.stringify(await store.getCheckpoint('eth'))}, ` +
-              `supplies pending ${JSON.stringify(await store.tokensNeedingSupply('eth', -1, 5))}, last warnings: ` +
+            `${String(error)}; head ${head}, checkpoint ${JSON.stringify(await store.writer.getCheckpoint('eth'))}, ` +
+              `supplies pending ${JSON.stringify(await store.writer.tokensNeedingSupply('eth', -1, 5))}, last warnings: ` +
               warnings.slice(-40).join('\n'),
           );
         });

@@ -67,7 +67,7 @@ async function startIndexer(url: string, db: string, fromBlock: number) {
   const running = createEvmIndexer({
     chain: { name: 'eth', rpcUrl: url, fromBlock, finalityDepth: 2, pollIntervalMs: 20 },
     source: recording,
-    store,
+    store: store.writer,
     logger,
     signal: controller.signal,
     tty: false,
@@ -90,7 +90,7 @@ async function caughtUp(store: Store, url: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     const head = await getBlockNumber(url);
-    if ((await store.getCheckpoint('eth'))?.block === head) return;
+    if ((await store.writer.getCheckpoint('eth'))?.block === head) return;
     if (Date.now() > deadline) throw new Error('timed out waiting for the indexer to reach the head');
     await new Promise((r) => setTimeout(r, 25));
   }
@@ -98,9 +98,9 @@ async function caughtUp(store: Store, url: string): Promise<void> {
 
 /** Every non-zero address a token's stored transfers name. */
 async function holdersNamed(store: Store, token: string): Promise<string[]> {
-  const stored = await store.getToken('eth', token);
+  const stored = await store.reader.getToken('eth', token);
   if (stored === null) return [];
-  const transfers = await store.listTransfers('eth', token, 0, stored.transferCount + 10);
+  const transfers = await store.reader.listTransfers('eth', token, 0, stored.transferCount + 10);
   const set = new Set<string>();
   for (const t of transfers) set.add(t.from).add(t.to);
   set.delete(ZERO);
@@ -118,21 +118,25 @@ async function assertExact(late: Store, full: Store, url: string, tokens: readon
     const onNode = await balancesOf(url, token, named);
     let positive = 0;
     for (const [i, holder] of named.entries()) {
-      const balance = await late.getBalance('eth', token, holder);
+      const balance = await late.reader.getBalance('eth', token, holder);
       assert.equal(balance, onNode[i], `balance of ${holder} in ${token} against balanceOf`);
-      assert.equal(balance, await full.getBalance('eth', token, holder), `balance of ${holder} in ${token}`);
+      assert.equal(
+        balance,
+        await full.reader.getBalance('eth', token, holder),
+        `balance of ${holder} in ${token}`,
+      );
       if (balance > 0n) positive++;
     }
-    const stored = await late.getToken('eth', token);
+    const stored = await late.reader.getToken('eth', token);
     assert.equal(stored?.holderCount, positive, `holder count of ${token}`);
     const seen = new Set(named);
     const allNamed = await holdersNamed(full, token);
     let dormant = 0;
     for (const holder of allNamed) {
-      if (!seen.has(holder) && (await full.getBalance('eth', token, holder)) > 0n) dormant++;
+      if (!seen.has(holder) && (await full.reader.getBalance('eth', token, holder)) > 0n) dormant++;
     }
     assert.equal(
-      (await full.getToken('eth', token))?.holderCount,
+      (await full.reader.getToken('eth', token))?.holderCount,
       positive + dormant,
       `holder count of ${token} in the full index`,
     );
@@ -201,13 +205,13 @@ describe('late start: starting balances of holders', () => {
     try {
       for (const indexer of [full, plain, batched]) await caughtUp(indexer.store, url);
       assert.deepEqual(full.reads.pairs, [], 'a full index seeds nothing');
-      assert.equal((await full.store.getChainStatus('eth'))?.seedBlock, undefined);
+      assert.equal((await full.store.reader.getChainStatus('eth'))?.seedBlock, undefined);
 
       for (const [indexer, seedBlock, multicall] of [
         [plain, beforeMulticall, false],
         [batched, beforeLast, true],
       ] as const) {
-        const status = await indexer.store.getChainStatus('eth');
+        const status = await indexer.store.reader.getChainStatus('eth');
         assert.equal(status?.seedBlock, seedBlock);
         assert.equal(status?.holdersPartial, undefined);
         assert.ok(indexer.reads.multicall.length > 0);
@@ -236,7 +240,7 @@ describe('late start: starting balances of holders', () => {
       // a1 went to zero and was refunded; it was seeded once, from its balance before the start.
       const a1 = accounts[1]!;
       assert.equal(batched.reads.pairs.filter((p) => p.token === old.address && p.holder === a1).length, 1);
-      assert.equal(await batched.store.getBalance('eth', old.address, a1), units(50));
+      assert.equal(await batched.store.reader.getBalance('eth', old.address, a1), units(50));
 
       // The batched reads really go through aggregate3 (a failed one would fall back to one call
       // each): one eth_call per 500 balances, the same answers.
@@ -285,9 +289,9 @@ describe('late start: starting balances of holders', () => {
     const second = await startIndexer(url, 'restart.sqlite', beforeLast + 5);
     try {
       await caughtUp(second.store, url);
-      assert.equal((await second.store.getChainStatus('eth'))?.seedBlock, beforeLast);
-      assert.equal(await second.store.getBalance('eth', old.address, a6), units(70));
-      assert.equal(await second.store.getBalance('eth', old.address, accounts[7]!), units(7));
+      assert.equal((await second.store.reader.getChainStatus('eth'))?.seedBlock, beforeLast);
+      assert.equal(await second.store.reader.getBalance('eth', old.address, a6), units(70));
+      assert.equal(await second.store.reader.getBalance('eth', old.address, accounts[7]!), units(7));
       assert.deepEqual(
         second.reads.pairs.map((p) => p.holder).sort(),
         [a6, accounts[7]!].sort(),
@@ -332,10 +336,10 @@ describe('late start on a node that keeps no old state', () => {
     });
     try {
       await caughtUp(indexer.store, url);
-      const status = await indexer.store.getChainStatus('eth');
+      const status = await indexer.store.reader.getChainStatus('eth');
       assert.equal(status?.holdersPartial, true);
       assert.equal(status?.seedBlock, start - 1);
-      assert.equal((await indexer.store.getToken('eth', token.address))?.transferCount, 2);
+      assert.equal((await indexer.store.reader.getToken('eth', token.address))?.transferCount, 2);
       const body = (await (await fetch(`${server.url}/status`)).json()) as {
         chains: Record<string, Record<string, unknown>>;
       };
@@ -343,12 +347,12 @@ describe('late start on a node that keeps no old state', () => {
       assert.equal(body.chains.eth?.indexed, await getBlockNumber(url));
       // Without a starting balance, the sender's balance counts from 0 (as before seeding existed).
       const [deployer, a1] = (await getAccounts(url)) as [string, string];
-      assert.equal(await indexer.store.getBalance('eth', token.address, a1), -units(4));
-      assert.ok((await indexer.store.getBalance('eth', token.address, deployer)) < 0n);
+      assert.equal(await indexer.store.reader.getBalance('eth', token.address, a1), -units(4));
+      assert.ok((await indexer.store.reader.getBalance('eth', token.address, deployer)) < 0n);
       // New blocks still index after the fault.
       await transferToken(url, token, { from: deployer, to: a1, amount: 1n });
       await caughtUp(indexer.store, url);
-      assert.equal((await indexer.store.getToken('eth', token.address))?.transferCount, 3);
+      assert.equal((await indexer.store.reader.getToken('eth', token.address))?.transferCount, 3);
     } finally {
       await server.close();
       await indexer.stop();

@@ -10,7 +10,7 @@ import { StateUnavailableError } from '../chains/jsonrpc/errors.js';
 import { errorMessage } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import { NON_HOLDERS } from '../store/batch-plan.js';
-import type { BatchSeeds, SeedBalance, Store, TransferRecord } from '../store/types.js';
+import type { BatchSeeds, SeedBalance, StoreWriter, TransferRecord } from '../store/types.js';
 
 export interface HolderSeeder {
   /**
@@ -26,7 +26,7 @@ export interface HolderSeeder {
 export interface HolderSeederOptions {
   chain: string;
   source: EvmSource;
-  store: Store;
+  store: StoreWriter;
   logger: Logger;
   /** The block the balances are read at (the start block − 1); null: the chain is not seeded. */
   seedBlock: number | null;

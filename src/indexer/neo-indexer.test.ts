@@ -63,7 +63,7 @@ async function startIndexer(
       pollIntervalMs: 20,
     },
     source: createNeoSource({ rpc, logger, invalidRetryBaseMs: 5 }),
-    store,
+    store: store.writer,
     logger,
     signal: controller.signal,
     tty: false,
@@ -94,8 +94,8 @@ async function waitFor(what: string, condition: () => Promise<boolean>, timeoutM
 async function caughtUp(store: Store, head: number): Promise<void> {
   await waitFor(`the indexer to reach block ${head}`, async () => {
     return (
-      (await store.getCheckpoint('neo'))?.block === head &&
-      (await store.tokensNeedingSupply('neo', -1, 1)).length === 0
+      (await store.writer.getCheckpoint('neo'))?.block === head &&
+      (await store.writer.tokensNeedingSupply('neo', -1, 1)).length === 0
     );
   });
 }
@@ -132,7 +132,7 @@ describe('NEO indexer over the window around block 1444843', () => {
 
       // RPX's metadata is not recorded: the fake node answers its calls as a node answers a
       // contract without those methods (FAULT), which reads as "", "", 0 and no supply.
-      const rpx = await indexer.store.getNeoToken('neo', RPX_HASH);
+      const rpx = await indexer.store.neo.getNeoToken('neo', RPX_HASH);
       assert.deepEqual(
         { name: rpx?.name, symbol: rpx?.symbol, decimals: rpx?.decimals, totalSupply: rpx?.totalSupply },
         { name: '', symbol: '', decimals: 0, totalSupply: null },
@@ -143,7 +143,7 @@ describe('NEO indexer over the window around block 1444843', () => {
       assert.equal(rpx?.creator, null);
 
       // Assets: names decisions.md gives, supplies from the (recorded / synthetic) asset states.
-      const neo = await indexer.store.getNeoToken('neo', NEO_ASSET_ID);
+      const neo = await indexer.store.neo.getNeoToken('neo', NEO_ASSET_ID);
       assert.equal(neo?.name, 'NEO');
       assert.equal(neo?.symbol, 'NEO');
       assert.equal(neo?.decimals, 0);
@@ -151,12 +151,12 @@ describe('NEO indexer over the window around block 1444843', () => {
       const neoState = loadNeoscanRecordings().assets.find((a) => a.id === NEO_ASSET_ID)!;
       assert.equal(neo?.totalSupply, BigInt(neoState.available as string));
       assert.equal(neo?.cap, BigInt(neoState.amount as string));
-      const gas = await indexer.store.getNeoToken('neo', GAS_ASSET_ID);
+      const gas = await indexer.store.neo.getNeoToken('neo', GAS_ASSET_ID);
       assert.equal(gas?.category, 'UtilityToken');
       assert.equal(gas?.symbol, 'GAS');
       assert.equal(gas?.decimals, 8);
 
-      const status = await indexer.store.getChainStatus('neo');
+      const status = await indexer.store.reader.getChainStatus('neo');
       assert.equal(status?.head, to);
       assert.equal(status?.indexed, to);
       assert.equal(status?.lastError, null);
@@ -181,7 +181,7 @@ describe('NEO indexer over the window around block 1444843', () => {
       // Only the PublishTransaction's own (older) input went to the node.
       assert.equal((node.calls.get('getrawtransaction') ?? 0) - before, 1);
       await assertStoreMatchesTruth(indexer.store, await neoWindowTruth(node.url, from, to));
-      const outputs = await indexer.store.getNeoOutputs('neo', [
+      const outputs = await indexer.store.writer.getNeoOutputs('neo', [
         { txid: SPEND_TXID, n: 0 },
         { txid: '0xafef3f6d901bfab3a70e4a1a05bb403a2e067d543fc05717fcb1827db25b17bc', n: 0 },
       ]);
@@ -202,13 +202,13 @@ describe('NEO indexer over the window around block 1444843', () => {
     const indexer = await startIndexer(node, { fromBlock: from });
     try {
       await caughtUp(indexer.store, RPX_DEPLOY_BLOCK - 1);
-      assert.equal(await indexer.store.getNeoToken('neo', RPX_HASH), null);
+      assert.equal(await indexer.store.neo.getNeoToken('neo', RPX_HASH), null);
       for (let head = RPX_DEPLOY_BLOCK; head <= to; head++) {
         node.setHead(head);
         await caughtUp(indexer.store, head);
       }
       await assertStoreMatchesTruth(indexer.store, await neoWindowTruth(node.url, from, to));
-      assert.equal((await indexer.store.getChainStatus('neo'))?.head, to);
+      assert.equal((await indexer.store.reader.getChainStatus('neo'))?.head, to);
     } finally {
       await indexer.stop();
       await node.close();
@@ -256,14 +256,14 @@ describe('NEO indexer over the genesis blocks', () => {
       const neoRegistration = (genesis.tx as Record<string, unknown>[]).find(
         (tx) => tx.txid === NEO_ASSET_ID,
       )!;
-      const neo = await indexer.store.getNeoToken('neo', NEO_ASSET_ID);
+      const neo = await indexer.store.neo.getNeoToken('neo', NEO_ASSET_ID);
       assert.equal(neo?.category, 'GoverningToken');
       assert.equal(neo?.createdAt, genesis.time);
       // Genesis transactions carry no witness: the registration's admin stands for the registrar.
       assert.equal(neo?.creator, (neoRegistration.asset as { admin: string }).admin);
       assert.equal(neo?.holderCount, 1);
       assert.equal(neo?.transferCount, 1);
-      const [mint] = await indexer.store.listTransfers('neo', NEO_ASSET_ID, 0, 10);
+      const [mint] = await indexer.store.reader.listTransfers('neo', NEO_ASSET_ID, 0, 10);
       assert.deepEqual(mint && [mint.blockNumber, mint.txHash, mint.from, mint.to, mint.value], [
         0,
         issue.txid,
@@ -272,8 +272,8 @@ describe('NEO indexer over the genesis blocks', () => {
         BigInt(issued.value),
       ]);
       // GAS is registered but no output of it exists yet: not a token of the index.
-      assert.equal(await indexer.store.getNeoToken('neo', GAS_ASSET_ID), null);
-      assert.deepEqual((await indexer.store.listNeoTokens('neo', 0, 10)).total, 1);
+      assert.equal(await indexer.store.neo.getNeoToken('neo', GAS_ASSET_ID), null);
+      assert.deepEqual((await indexer.store.neo.listNeoTokens('neo', 0, 10)).total, 1);
     } finally {
       await indexer.stop();
       await node.close();
@@ -292,8 +292,11 @@ describe('NEO indexer failures', () => {
         assert.match(error.shortMessage, /ApplicationLogs plugin/);
         return true;
       });
-      assert.match((await indexer.store.getChainStatus('neo'))?.lastError ?? '', /ApplicationLogs plugin/);
-      assert.equal(await indexer.store.getNeoToken('neo', RPX_HASH), null);
+      assert.match(
+        (await indexer.store.reader.getChainStatus('neo'))?.lastError ?? '',
+        /ApplicationLogs plugin/,
+      );
+      assert.equal(await indexer.store.neo.getNeoToken('neo', RPX_HASH), null);
     } finally {
       await indexer.stop();
       await node.close();
@@ -305,7 +308,7 @@ describe('NEO indexer failures', () => {
     const db = join(tmp, 'other-chain.sqlite');
     // A store that indexed block 1444841 of some other chain.
     const other = await openSqliteStore({ path: db, logger });
-    await other.applyBatch({
+    await other.writer.applyBatch({
       chain: 'neo',
       fromBlock: RPX_DEPLOY_BLOCK - 2,
       toBlock: RPX_DEPLOY_BLOCK - 2,
@@ -324,8 +327,8 @@ describe('NEO indexer failures', () => {
         assert.match(error.shortMessage, /another chain/);
         return true;
       });
-      assert.equal((await indexer.store.getCheckpoint('neo'))?.block, RPX_DEPLOY_BLOCK - 2);
-      assert.equal(await indexer.store.getNeoToken('neo', RPX_HASH), null);
+      assert.equal((await indexer.store.writer.getCheckpoint('neo'))?.block, RPX_DEPLOY_BLOCK - 2);
+      assert.equal(await indexer.store.neo.getNeoToken('neo', RPX_HASH), null);
     } finally {
       await indexer.stop();
       await node.close();
@@ -339,10 +342,10 @@ describe('NEO indexer failures', () => {
     const indexer = await startIndexer(node, { fromBlock: RPX_DEPLOY_BLOCK - 1, rangeBlocks: 1 });
     try {
       await waitFor('the error to be recorded', async () =>
-        /cannot be resolved/.test((await indexer.store.getChainStatus('neo'))?.lastError ?? ''),
+        /cannot be resolved/.test((await indexer.store.reader.getChainStatus('neo'))?.lastError ?? ''),
       );
-      assert.equal((await indexer.store.getCheckpoint('neo'))?.block, RPX_DEPLOY_BLOCK - 1);
-      assert.equal(await indexer.store.getNeoToken('neo', RPX_HASH), null);
+      assert.equal((await indexer.store.writer.getCheckpoint('neo'))?.block, RPX_DEPLOY_BLOCK - 1);
+      assert.equal(await indexer.store.neo.getNeoToken('neo', RPX_HASH), null);
     } finally {
       await indexer.stop();
       await node.close();

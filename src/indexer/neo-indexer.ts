@@ -30,7 +30,7 @@ import type {
   IndexBatch,
   NeoAssetInfo,
   NeoBatchPart,
-  Store,
+  StoreWriter,
   SupplyUpdate,
   TokenMetadata,
   TransferRecord,
@@ -41,7 +41,7 @@ import { createSingleFlight } from './single-flight.js';
 export interface NeoIndexerOptions {
   chain: ChainConfig;
   source: NeoSource;
-  store: Store;
+  store: StoreWriter;
   logger: Logger;
   signal: AbortSignal;
   /** Blocks per range: one `getBlocks` call, one commit. Default 100. */

@@ -107,19 +107,19 @@ async function status(base: string): Promise<Record<string, ChainStatus>> {
  * decides: the indexer checks every block's parent, so a tip on the node's chain has its history there.
  */
 async function converged(store: Store, chain: string, block: number): Promise<boolean> {
-  const checkpoint = await store.getCheckpoint(chain);
+  const checkpoint = await store.writer.getCheckpoint(chain);
   if (checkpoint === null || checkpoint.block < block || checkpoint.hash === null) return false;
   const tip = await getBlock(anvil.url, checkpoint.block);
   if (tip === null || tip.hash !== checkpoint.hash) return false;
-  const [ref] = await store.getBlockRefs(chain, block, block);
+  const [ref] = await store.writer.getBlockRefs(chain, block, block);
   if (ref !== undefined && ref.hash !== (await getBlock(anvil.url, block))?.hash) return false;
-  return (await store.tokensNeedingSupply(chain, -1, 1)).length === 0;
+  return (await store.writer.tokensNeedingSupply(chain, -1, 1)).length === 0;
 }
 
 /** What {@link converged} looks at, for a failure message. */
 async function convergenceState(store: Store, chain: string, block: number) {
-  const checkpoint = await store.getCheckpoint(chain);
-  const [ref] = await store.getBlockRefs(chain, block, block);
+  const checkpoint = await store.writer.getCheckpoint(chain);
+  const [ref] = await store.writer.getBlockRefs(chain, block, block);
   const node = await getBlock(anvil.url, block);
   return {
     chain,
@@ -127,7 +127,7 @@ async function convergenceState(store: Store, chain: string, block: number) {
     checkpoint,
     storedHash: ref?.hash ?? null,
     nodeHash: node?.hash ?? null,
-    tokensNeedingSupply: await store.tokensNeedingSupply(chain, -1, 10),
+    tokensNeedingSupply: await store.writer.tokensNeedingSupply(chain, -1, 10),
   };
 }
 

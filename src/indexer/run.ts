@@ -7,7 +7,7 @@ import type { ChainConfig } from '../config/types.js';
 import { errorMessage, UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { RpcMetrics } from '../internal/rpc-metrics.js';
-import type { Store, WriterRole } from '../store/types.js';
+import type { Store, StoreWriter, WriterRole } from '../store/types.js';
 import { runAsElectedWriter } from './elected.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { createNeoIndexer } from './neo-indexer.js';
@@ -40,7 +40,7 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
         signal: options.signal,
         ...(options.onRole === undefined ? {} : { onRole: options.onRole }),
       },
-      (store, signal) => runChain(chain, { ...options, store, signal }),
+      (writer, signal) => runChain(chain, writer, { ...options, signal }),
     ),
   );
   const outcomes = await Promise.allSettled(runs);
@@ -48,8 +48,8 @@ export async function runIndexers(options: RunIndexersOptions): Promise<void> {
   if (failed.length === outcomes.length && failed.length > 0) throw failed[0]!.reason;
 }
 
-/** One chain's indexer, writing through `options.store` until `options.signal` aborts. */
-async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promise<void> {
+/** One chain's indexer, writing through `writer` until `options.signal` aborts. */
+async function runChain(chain: ChainConfig, writer: StoreWriter, options: RunIndexersOptions): Promise<void> {
   // A fault the client keeps retrying shows in /status at once, not only once retries run out.
   let reportFault: ((message: string) => void) | undefined;
   const rpc = createRpcClient({
@@ -63,7 +63,7 @@ async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promis
     const indexer = createNeoIndexer({
       chain,
       source: createNeoSource({ rpc, logger: options.logger }),
-      store: options.store,
+      store: writer,
       logger: options.logger,
       signal: options.signal,
       ...(options.tty === undefined ? {} : { tty: options.tty }),
@@ -83,7 +83,7 @@ async function runChain(chain: ChainConfig, options: RunIndexersOptions): Promis
   const indexer = createEvmIndexer({
     chain,
     source,
-    store: options.store,
+    store: writer,
     logger: options.logger,
     signal: options.signal,
     ...(options.tty === undefined ? {} : { tty: options.tty }),

@@ -58,8 +58,8 @@ const PAGE = 5_000;
 export async function verifyChain(options: VerifyOptions): Promise<VerifyReport> {
   const { store, chain, source, logger } = options;
   const sample = options.sample ?? 20;
-  const checkpoint = await store.getCheckpoint(chain);
-  const status = await store.getChainStatus(chain);
+  const checkpoint = await store.writer.getCheckpoint(chain);
+  const status = await store.reader.getChainStatus(chain);
   const report: VerifyReport = {
     chain,
     block: checkpoint?.block ?? null,
@@ -82,7 +82,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     // A late start's holders begin at their seeded balance, not at zero.
     let afterSeed: string | null = null;
     for (;;) {
-      const page = await store.scanSeedBalances(chain, token.address, afterSeed, PAGE);
+      const page = await store.scans.scanSeedBalances(chain, token.address, afterSeed, PAGE);
       if (page.length === 0) break;
       for (const seed of page) {
         report.seeds++;
@@ -96,7 +96,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     const balancesBlock = report.balancesBlock ?? Number.POSITIVE_INFINITY;
     let after: { blockNumber: number; logIndex: number } | null = null;
     for (;;) {
-      const page = await store.scanTransfers(chain, token.address, after, PAGE);
+      const page = await store.scans.scanTransfers(chain, token.address, after, PAGE);
       if (page.length === 0) break;
       for (const t of page) {
         transfers++;
@@ -137,7 +137,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     const seen = new Set<string>();
     let afterHolder: string | null = null;
     for (;;) {
-      const page = await store.scanBalances(chain, token.address, afterHolder, PAGE);
+      const page = await store.scans.scanBalances(chain, token.address, afterHolder, PAGE);
       if (page.length === 0) break;
       for (const { holder, amount } of page) {
         report.balances++;
@@ -207,14 +207,14 @@ async function tokensOf(
   if (only !== undefined) {
     const found: TokenRecord[] = [];
     for (const address of only) {
-      const token = await store.getToken(chain, address);
+      const token = await store.reader.getToken(chain, address);
       if (token !== null) found.push(token);
     }
     return found;
   }
   const tokens: TokenRecord[] = [];
   for (let offset = 0; ; offset += 100) {
-    const page = await store.listTokens(chain, offset, 100);
+    const page = await store.reader.listTokens(chain, offset, 100);
     tokens.push(...page.tokens);
     if (page.tokens.length < 100) break;
   }

@@ -5,7 +5,7 @@
  */
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { TokenqueryError } from '../internal/errors.js';
-import type { IndexBatch, NeoBatchPart, SeedBalance, TransferRecord } from './types.js';
+import type { IndexBatch, NeoBatchPart, SeedBalance, TokenMetadata, TransferRecord } from './types.js';
 
 /**
  * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
@@ -199,4 +199,63 @@ function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, Toke
   for (const asset of neo.assets) {
     if (asset.registration !== null) inRange(asset.registration.blockNumber, 'asset registration');
   }
+}
+
+/**
+ * The net balance change per holder of stored transfers, decoded by `decode` into
+ * `[from, to, value]`, times `sign`: 1n to add them (a replay), -1n to take them off (a rollback).
+ * A self-transfer changes nothing.
+ */
+export function netChanges<Row>(
+  rows: readonly Row[],
+  decode: (row: Row) => readonly [from: string, to: string, value: bigint],
+  sign: 1n | -1n,
+): Map<string, bigint> {
+  const deltas = new Map<string, bigint>();
+  for (const row of rows) {
+    const [from, to, value] = decode(row);
+    if (from === to) continue;
+    const amount = value * sign;
+    addDelta(deltas, from, -amount);
+    addDelta(deltas, to, amount);
+  }
+  return deltas;
+}
+
+/**
+ * Refuses a rollback the store cannot make: of a chain holding NEO data (one-block finality, so
+ * its outputs, deployments and asset facts are not journaled), of a chain with nothing indexed,
+ * or to a block above the checkpoint. Call it under the backend's write lock.
+ */
+export function checkRollback(
+  chain: string,
+  indexedBlock: number | null | undefined,
+  toBlock: number,
+  holdsNeoData: boolean,
+): asserts indexedBlock is number {
+  if (holdsNeoData) throw new TokenqueryError(`cannot roll back ${chain}: NEO data is final`);
+  if (indexedBlock == null) throw new TokenqueryError(`cannot roll back ${chain}: nothing is indexed yet`);
+  if (toBlock > indexedBlock) {
+    throw new TokenqueryError(
+      `cannot roll back ${chain} to block ${toBlock}: the checkpoint is block ${indexedBlock}`,
+    );
+  }
+}
+
+/**
+ * The rule for a token a batch names and the store does not know yet: the batch must carry its
+ * metadata (returned), and its supply is marked to be read (any read at or after its first block
+ * will do).
+ */
+export function admitNewToken(
+  chain: string,
+  metadata: ReadonlyMap<string, TokenMetadata>,
+  token: TokenWork,
+): TokenMetadata {
+  const meta = metadata.get(token.address);
+  if (meta === undefined) {
+    throw new TokenqueryError(`batch for ${chain} lacks the metadata of new token ${token.address}`);
+  }
+  token.dirtyBlock = Math.max(token.dirtyBlock ?? token.firstBlock, token.firstBlock);
+  return meta;
 }

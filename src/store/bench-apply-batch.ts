@@ -140,7 +140,7 @@ async function measure(store: Store, server?: () => Promise<number | null>) {
   const serverStarted = (await server?.()) ?? null;
   const started = process.hrtime.bigint();
   const cpuStarted = process.cpuUsage();
-  for (const batch of batches) await store.applyBatch(batch);
+  for (const batch of batches) await store.writer.applyBatch(batch);
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const cpu = process.cpuUsage(cpuStarted);
   const cpuSeconds = (cpu.user + cpu.system) / 1e6;
@@ -152,8 +152,8 @@ async function measure(store: Store, server?: () => Promise<number | null>) {
   const reads = 20_000;
   for (let i = 0; i < reads; i++) {
     const token = tokens[i % 50]!;
-    await store.getToken('eth', token);
-    await store.listTransfers('eth', token, (i % 5) * 10, 10);
+    await store.reader.getToken('eth', token);
+    await store.reader.listTransfers('eth', token, (i % 5) * 10, 10);
   }
   const readSeconds = Number(process.hrtime.bigint() - readStarted) / 1e9;
   return {

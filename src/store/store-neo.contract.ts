@@ -169,8 +169,8 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
   describe('NEO', () => {
     test('a global asset: transfers are counted, outputs make balances and holders', () =>
       withStore(async (store) => {
-        await store.applyBatch(genesis());
-        const neo = await store.getNeoToken(CHAIN, NEO);
+        await store.writer.applyBatch(genesis());
+        const neo = await store.neo.getNeoToken(CHAIN, NEO);
         assert.deepEqual(neo, {
           chain: CHAIN,
           address: NEO,
@@ -188,12 +188,12 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
           createdAt: time(1),
           creator: A2,
         });
-        assert.equal(await store.getBalance(CHAIN, NEO, A1), 100n * ONE);
-        assert.equal(await store.getBalance(CHAIN, NEO, ''), 0n, 'a mint moves no balance from ""');
+        assert.equal(await store.reader.getBalance(CHAIN, NEO, A1), 100n * ONE);
+        assert.equal(await store.reader.getBalance(CHAIN, NEO, ''), 0n, 'a mint moves no balance from ""');
         // GAS was registered but has no output yet: it is no token of the index.
-        assert.equal(await store.getNeoToken(CHAIN, GAS), null);
+        assert.equal(await store.neo.getNeoToken(CHAIN, GAS), null);
         assert.deepEqual(
-          await store.getNeoOutputs(CHAIN, [issue1, issue2].map(row)),
+          await store.writer.getNeoOutputs(CHAIN, [issue1, issue2].map(row)),
           [issue1, issue2].map(row),
         );
 
@@ -204,7 +204,7 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
         const change = output(3, 1, NEO, A1, 40n * ONE, 3);
         const gasIn = output(4, 0, GAS, A4, 2n * ONE, 3);
         const gasOut = output(5, 0, GAS, A3, 2n * ONE, 3);
-        await store.applyBatch(
+        await store.writer.applyBatch(
           neoBatch(3, 3, {
             tokens: [GAS_META],
             outputsCreated: [send60, change, gasIn, gasOut],
@@ -215,29 +215,32 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
             ],
           }),
         );
-        const after = await store.getNeoToken(CHAIN, NEO);
+        const after = await store.neo.getNeoToken(CHAIN, NEO);
         assert.equal(after?.holderCount, 3);
         assert.equal(after?.transferCount, 3);
-        assert.equal(await store.getBalance(CHAIN, NEO, A1), 40n * ONE);
-        assert.equal(await store.getBalance(CHAIN, NEO, A3), 60n * ONE);
-        const gas = await store.getNeoToken(CHAIN, GAS);
+        assert.equal(await store.reader.getBalance(CHAIN, NEO, A1), 40n * ONE);
+        assert.equal(await store.reader.getBalance(CHAIN, NEO, A3), 60n * ONE);
+        const gas = await store.neo.getNeoToken(CHAIN, GAS);
         assert.equal(gas?.category, 'UtilityToken');
         assert.equal(gas?.createdAt, time(1));
         assert.equal(gas?.creator, null);
         assert.equal(gas?.holderCount, 1, 'A3 holds GAS; A4 spent more than the index saw it receive');
         assert.equal(gas?.transferCount, 1);
-        assert.equal(await store.getBalance(CHAIN, GAS, A4), -7n * ONE);
+        assert.equal(await store.reader.getBalance(CHAIN, GAS, A4), -7n * ONE);
         assert.deepEqual(
-          await store.getNeoOutputs(CHAIN, [issue1, issue2, pre, send60, change, gasIn, gasOut].map(row)),
+          await store.writer.getNeoOutputs(
+            CHAIN,
+            [issue1, issue2, pre, send60, change, gasIn, gasOut].map(row),
+          ),
           [issue2, send60, change, gasOut].map(row),
         );
-        assert.deepEqual(await store.getCheckpoint(CHAIN), { block: 3, hash: txid(0xb10c03) });
+        assert.deepEqual(await store.writer.getCheckpoint(CHAIN), { block: 3, hash: txid(0xb10c03) });
       }));
 
     test('asset transfers are listed like any transfers, newest first', () =>
       withStore(async (store) => {
-        await store.applyBatch(genesis());
-        const list = await store.listTransfers(CHAIN, NEO, 0, 10);
+        await store.writer.applyBatch(genesis());
+        const list = await store.reader.listTransfers(CHAIN, NEO, 0, 10);
         assert.deepEqual(
           list.map((t) => [t.blockNumber, t.logIndex, t.from, t.to, t.value]),
           [
@@ -249,7 +252,7 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
 
     test('NEP-5 tokens: category NEP5, creation fields from a deployment inside the index', () =>
       withStore(async (store) => {
-        await store.applyBatch(
+        await store.writer.applyBatch(
           neoBatch(10, 12, {
             transfers: [
               nep5Transfer(RPX, 11, 0, '', A1, 5n),
@@ -263,19 +266,19 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
             deployments: [deployment(RPX, 10, 1, 'RPX', A4)],
           }),
         );
-        const rpx = await store.getNeoToken(CHAIN, RPX);
+        const rpx = await store.neo.getNeoToken(CHAIN, RPX);
         assert.equal(rpx?.category, 'NEP5');
         assert.equal(rpx?.createdAt, time(10));
         assert.equal(rpx?.creator, A4);
         assert.equal(rpx?.holderCount, 2);
         assert.equal(rpx?.transferCount, 2);
-        const other = await store.getNeoToken(CHAIN, NEP5_B);
+        const other = await store.neo.getNeoToken(CHAIN, NEP5_B);
         assert.equal(other?.category, 'NEP5');
         assert.equal(other?.createdAt, null, 'deployed before the index began');
         assert.equal(other?.creator, null);
         // The common read agrees on the common fields.
         const { category: _c, createdAt: _t, creator: _o, ...common } = rpx!;
-        assert.deepEqual(await store.getToken(CHAIN, RPX), common);
+        assert.deepEqual(await store.reader.getToken(CHAIN, RPX), common);
       }));
 
     test('the contract list is newest first, keeps the first deployment of a hash, and pages', () =>
@@ -283,20 +286,20 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
         const a = deployment(RPX, 20, 3, 'first', A1);
         const b = deployment(NEP5_B, 21, 0, 'b', null);
         const c = { ...deployment(`0x${'cd'.repeat(20)}`, 21, 4, 'c', A2), kind: 'PublishTransaction' };
-        await store.applyBatch(neoBatch(20, 20, { deployments: [a] }));
-        await store.applyBatch(
+        await store.writer.applyBatch(neoBatch(20, 20, { deployments: [a] }));
+        await store.writer.applyBatch(
           neoBatch(21, 21, { deployments: [b, c, { ...deployment(RPX, 21, 5, 'again', A3) }] }),
         );
-        assert.deepEqual(await store.listNeoContracts(CHAIN, 0, 10), [c, b, a]);
-        assert.deepEqual(await store.listNeoContracts(CHAIN, 1, 1), [b]);
-        assert.deepEqual(await store.listNeoContracts(CHAIN, 3, 10), []);
-        assert.deepEqual(await store.listNeoContracts('other', 0, 10), []);
+        assert.deepEqual(await store.neo.listNeoContracts(CHAIN, 0, 10), [c, b, a]);
+        assert.deepEqual(await store.neo.listNeoContracts(CHAIN, 1, 1), [b]);
+        assert.deepEqual(await store.neo.listNeoContracts(CHAIN, 3, 10), []);
+        assert.deepEqual(await store.neo.listNeoContracts('other', 0, 10), []);
       }));
 
     test('the NEO token list holds assets and NEP-5 tokens, ordered like the token list', () =>
       withStore(async (store) => {
-        await store.applyBatch(genesis());
-        await store.applyBatch(
+        await store.writer.applyBatch(genesis());
+        await store.writer.applyBatch(
           neoBatch(3, 3, {
             transfers: [
               nep5Transfer(RPX, 3, 0, '', A1, 1n),
@@ -310,7 +313,7 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
             ],
           }),
         );
-        const page = await store.listNeoTokens(CHAIN, 0, 10);
+        const page = await store.neo.listNeoTokens(CHAIN, 0, 10);
         assert.equal(page.total, 3);
         // RPX: 3 holders; NEO: 2 holders, 2 transfers; NEP5_B: 1 holder.
         assert.deepEqual(
@@ -321,21 +324,21 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
             [NEP5_B, 'NEP5', 1],
           ],
         );
-        assert.deepEqual(page.tokens[1], await store.getNeoToken(CHAIN, NEO));
+        assert.deepEqual(page.tokens[1], await store.neo.getNeoToken(CHAIN, NEO));
         assert.deepEqual(
-          (await store.listNeoTokens(CHAIN, 2, 5)).tokens.map((t) => t.address),
+          (await store.neo.listNeoTokens(CHAIN, 2, 5)).tokens.map((t) => t.address),
           [NEP5_B],
         );
-        assert.deepEqual(await store.listNeoTokens(CHAIN, 5, 5), { total: 3, tokens: [] });
+        assert.deepEqual(await store.neo.listNeoTokens(CHAIN, 5, 5), { total: 3, tokens: [] });
         assert.deepEqual(
-          (await store.listTokens(CHAIN, 0, 10)).tokens.map((t) => t.address),
+          (await store.reader.listTokens(CHAIN, 0, 10)).tokens.map((t) => t.address),
           page.tokens.map((t) => t.address),
         );
       }));
 
     test('asset facts: a later type replaces an earlier one, the first registration stays', () =>
       withStore(async (store) => {
-        await store.applyBatch(
+        await store.writer.applyBatch(
           neoBatch(1, 1, {
             tokens: [GAS_META],
             outputsCreated: [output(1, 0, GAS, A1, ONE, 1)],
@@ -344,8 +347,8 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
             ],
           }),
         );
-        assert.equal((await store.getNeoToken(CHAIN, GAS))?.category, 'Token', 'no type recorded yet');
-        await store.applyBatch(
+        assert.equal((await store.neo.getNeoToken(CHAIN, GAS))?.category, 'Token', 'no type recorded yet');
+        await store.writer.applyBatch(
           neoBatch(2, 2, {
             assets: [
               {
@@ -356,7 +359,7 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
             ],
           }),
         );
-        const gas = await store.getNeoToken(CHAIN, GAS);
+        const gas = await store.neo.getNeoToken(CHAIN, GAS);
         assert.equal(gas?.category, 'UtilityToken');
         assert.equal(gas?.createdAt, time(1));
         assert.equal(gas?.creator, A1);
@@ -364,11 +367,11 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
 
     test('a NEO batch that does not fit is rejected and changes nothing', () =>
       withStore(async (store) => {
-        await store.applyBatch(genesis());
+        await store.writer.applyBatch(genesis());
         const before = {
-          token: await store.getNeoToken(CHAIN, NEO),
-          checkpoint: await store.getCheckpoint(CHAIN),
-          contracts: await store.listNeoContracts(CHAIN, 0, 10),
+          token: await store.neo.getNeoToken(CHAIN, NEO),
+          checkpoint: await store.writer.getCheckpoint(CHAIN),
+          contracts: await store.neo.listNeoContracts(CHAIN, 0, 10),
         };
         const spend = { ...issue1, blockNumber: 3 };
         const bad: [string, IndexBatch][] = [
@@ -391,39 +394,39 @@ export function runNeoContractCases({ withStore }: NeoContractContext): void {
           ['a gap before the batch', neoBatch(4, 4, { outputsSpent: [{ ...spend, blockNumber: 4 }] })],
         ];
         for (const [what, batch] of bad) {
-          await assert.rejects(store.applyBatch(batch), what);
+          await assert.rejects(store.writer.applyBatch(batch), what);
           assert.deepEqual(
             {
-              token: await store.getNeoToken(CHAIN, NEO),
-              checkpoint: await store.getCheckpoint(CHAIN),
-              contracts: await store.listNeoContracts(CHAIN, 0, 10),
+              token: await store.neo.getNeoToken(CHAIN, NEO),
+              checkpoint: await store.writer.getCheckpoint(CHAIN),
+              contracts: await store.neo.listNeoContracts(CHAIN, 0, 10),
             },
             before,
             what,
           );
-          assert.deepEqual(await store.getNeoOutputs(CHAIN, [row(issue1)]), [row(issue1)], what);
+          assert.deepEqual(await store.writer.getNeoOutputs(CHAIN, [row(issue1)]), [row(issue1)], what);
         }
       }));
 
     test('a chain holding NEO data is never rolled back', () =>
       withStore(async (store) => {
-        await store.applyBatch(genesis());
-        await store.applyBatch(neoBatch(3, 4, {}));
-        await assert.rejects(store.rollback(CHAIN, 2, null));
-        assert.equal((await store.getCheckpoint(CHAIN))?.block, 4);
-        assert.equal((await store.getNeoToken(CHAIN, NEO))?.transferCount, 2);
+        await store.writer.applyBatch(genesis());
+        await store.writer.applyBatch(neoBatch(3, 4, {}));
+        await assert.rejects(store.writer.rollback(CHAIN, 2, null));
+        assert.equal((await store.writer.getCheckpoint(CHAIN))?.block, 4);
+        assert.equal((await store.neo.getNeoToken(CHAIN, NEO))?.transferCount, 2);
       }));
 
     test('NEO data survives close and reopen', () =>
       withStore(async (store, context) => {
         if (context.reopen === undefined) return;
-        await store.applyBatch(genesis());
-        await store.applyBatch(neoBatch(3, 3, { deployments: [deployment(RPX, 3, 0, 'r', A1)] }));
+        await store.writer.applyBatch(genesis());
+        await store.writer.applyBatch(neoBatch(3, 3, { deployments: [deployment(RPX, 3, 0, 'r', A1)] }));
         const read = async (s: Store) => ({
-          token: await s.getNeoToken(CHAIN, NEO),
-          list: await s.listNeoTokens(CHAIN, 0, 10),
-          contracts: await s.listNeoContracts(CHAIN, 0, 10),
-          outputs: await s.getNeoOutputs(CHAIN, [issue1, issue2].map(row)),
+          token: await s.neo.getNeoToken(CHAIN, NEO),
+          list: await s.neo.listNeoTokens(CHAIN, 0, 10),
+          contracts: await s.neo.listNeoContracts(CHAIN, 0, 10),
+          outputs: await s.writer.getNeoOutputs(CHAIN, [issue1, issue2].map(row)),
         });
         const before = await read(store);
         await store.close();

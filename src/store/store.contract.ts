@@ -182,19 +182,19 @@ function batchesOf(history: History, ranges: [number, number][], window?: number
 /** Everything the interface can tell about one chain, for deep comparisons. */
 async function snapshot(store: Store, chain: string, tokens: string[], parties: string[]) {
   return {
-    checkpoint: await store.getCheckpoint(chain),
-    list: await store.listTokens(chain, 0, 10_000),
-    tokens: await Promise.all(tokens.map((t) => store.getToken(chain, t))),
-    transfers: await Promise.all(tokens.map((t) => store.listTransfers(chain, t, 0, 100_000))),
+    checkpoint: await store.writer.getCheckpoint(chain),
+    list: await store.reader.listTokens(chain, 0, 10_000),
+    tokens: await Promise.all(tokens.map((t) => store.reader.getToken(chain, t))),
+    transfers: await Promise.all(tokens.map((t) => store.reader.listTransfers(chain, t, 0, 100_000))),
     balances: await Promise.all(
-      tokens.map((t) => Promise.all(parties.map((p) => store.getBalance(chain, t, p)))),
+      tokens.map((t) => Promise.all(parties.map((p) => store.reader.getBalance(chain, t, p)))),
     ),
-    needingSupply: (await store.tokensNeedingSupply(chain, 0, 10_000)).sort(),
+    needingSupply: (await store.writer.tokensNeedingSupply(chain, 0, 10_000)).sort(),
   };
 }
 
 async function applyAll(store: Store, batches: IndexBatch[]): Promise<void> {
-  for (const b of batches) await store.applyBatch(b);
+  for (const b of batches) await store.writer.applyBatch(b);
 }
 
 // ---------- the suite ----------
@@ -234,16 +234,16 @@ export function runStoreContractSuite(
     describe('empty store', () => {
       test('answers nothing before the first batch', () =>
         withStore(async (store) => {
-          assert.equal(await store.getCheckpoint('eth'), null);
-          assert.equal(await store.getChainStatus('eth'), null);
-          assert.deepEqual(await store.listChainStatuses(), []);
-          assert.equal(await store.getToken('eth', T1), null);
-          assert.deepEqual(await store.listTransfers('eth', T1, 0, 10), []);
-          assert.deepEqual(await store.listTokens('eth', 0, 10), { total: 0, tokens: [] });
-          assert.equal(await store.getBalance('eth', T1, H1), 0n);
-          assert.deepEqual(await store.getBlockRefs('eth', 0, 100), []);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 100, 10), []);
-          assert.deepEqual(await store.listApiKeys(), []);
+          assert.equal(await store.writer.getCheckpoint('eth'), null);
+          assert.equal(await store.reader.getChainStatus('eth'), null);
+          assert.deepEqual(await store.reader.listChainStatuses(), []);
+          assert.equal(await store.reader.getToken('eth', T1), null);
+          assert.deepEqual(await store.reader.listTransfers('eth', T1, 0, 10), []);
+          assert.deepEqual(await store.reader.listTokens('eth', 0, 10), { total: 0, tokens: [] });
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 0n);
+          assert.deepEqual(await store.writer.getBlockRefs('eth', 0, 100), []);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 100, 10), []);
+          assert.deepEqual(await store.keys.listApiKeys(), []);
           assert.equal(typeof store.kind, 'string');
         }));
     });
@@ -251,7 +251,7 @@ export function runStoreContractSuite(
     describe('applying batches', () => {
       test('a new token gets its metadata, first block and counts', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 10,
               to: 11,
@@ -259,7 +259,7 @@ export function runStoreContractSuite(
               tokens: [{ address: T1, name: 'Tether USD', symbol: 'USDT', decimals: 6 }],
             }),
           );
-          assert.deepEqual(await store.getToken('eth', T1), {
+          assert.deepEqual(await store.reader.getToken('eth', T1), {
             chain: 'eth',
             address: T1,
             name: 'Tether USD',
@@ -273,18 +273,18 @@ export function runStoreContractSuite(
             firstBlock: 10,
             icon: '',
           });
-          assert.equal(await store.getBalance('eth', T1, H1), 700n);
-          assert.equal(await store.getBalance('eth', T1, H2), 300n);
-          assert.equal(await store.getBalance('eth', T1, ZERO_ADDRESS), -1000n);
-          assert.equal(await store.getBalance('eth', T1, H3), 0n);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 700n);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 300n);
+          assert.equal(await store.reader.getBalance('eth', T1, ZERO_ADDRESS), -1000n);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 0n);
         }));
 
       test('a known token keeps the metadata it was first seen with', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 1, transfers: moves(T1, 1, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 2,
               to: 2,
@@ -292,7 +292,7 @@ export function runStoreContractSuite(
               tokens: [{ address: T1, name: 'Other', symbol: 'OTH', decimals: 2 }],
             }),
           );
-          const token = await store.getToken('eth', T1);
+          const token = await store.reader.getToken('eth', T1);
           assert.equal(token?.name, metadata(T1).name);
           assert.equal(token?.decimals, 18);
           assert.equal(token?.firstBlock, 1);
@@ -300,13 +300,13 @@ export function runStoreContractSuite(
 
       test('the checkpoint follows each batch, empty batches too', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 100, to: 104, transfers: moves(T1, 102, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          assert.deepEqual(await store.getCheckpoint('eth'), { block: 104, hash: blockHash(104) });
-          await store.applyBatch({ ...batch({ from: 105, to: 110 }), toBlockHash: null });
-          assert.deepEqual(await store.getCheckpoint('eth'), { block: 110, hash: null });
-          assert.equal(await store.getCheckpoint('bsc'), null);
+          assert.deepEqual(await store.writer.getCheckpoint('eth'), { block: 104, hash: blockHash(104) });
+          await store.writer.applyBatch({ ...batch({ from: 105, to: 110 }), toBlockHash: null });
+          assert.deepEqual(await store.writer.getCheckpoint('eth'), { block: 110, hash: null });
+          assert.equal(await store.writer.getCheckpoint('bsc'), null);
         }));
 
       test('uint256 extremes round-trip exactly', () =>
@@ -330,13 +330,13 @@ export function runStoreContractSuite(
               values.map((v): [string, string, bigint] => [H1, H2, v]),
             ),
           ];
-          await store.applyBatch(batch({ from: 1, to: 2, transfers }));
-          const listed = await store.listTransfers('eth', T1, 0, 50);
+          await store.writer.applyBatch(batch({ from: 1, to: 2, transfers }));
+          const listed = await store.reader.listTransfers('eth', T1, 0, 50);
           assert.deepEqual(listed, [...transfers].reverse());
-          assert.equal(await store.getBalance('eth', T1, ZERO_ADDRESS), -MAX_UINT256);
-          assert.equal(await store.getBalance('eth', T1, H1), MAX_UINT256 - sent);
-          assert.equal(await store.getBalance('eth', T1, H2), sent);
-          await store.updateSupplies('eth', [
+          assert.equal(await store.reader.getBalance('eth', T1, ZERO_ADDRESS), -MAX_UINT256);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), MAX_UINT256 - sent);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), sent);
+          await store.writer.updateSupplies('eth', [
             {
               address: T1,
               totalSupply: MAX_UINT256,
@@ -345,7 +345,7 @@ export function runStoreContractSuite(
               atBlock: 2,
             },
           ]);
-          const token = await store.getToken('eth', T1);
+          const token = await store.reader.getToken('eth', T1);
           assert.equal(token?.totalSupply, MAX_UINT256);
           assert.equal(token?.cap, MAX_UINT256 - 1n);
           assert.equal(token?.burnedBalance, 2n ** 200n);
@@ -355,13 +355,15 @@ export function runStoreContractSuite(
         withStore(async (store) => {
           // History that starts late: H1 sends what it received before the first indexed block.
           const big = 3n * 2n ** 200n;
-          await store.applyBatch(batch({ from: 1, to: 1, transfers: moves(T1, 1, [[H1, H2, big]]) }));
-          assert.equal(await store.getBalance('eth', T1, H1), -big);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 1);
-          await store.applyBatch(batch({ from: 2, to: 2, transfers: moves(T1, 2, [[H3, H1, big + 7n]]) }));
-          assert.equal(await store.getBalance('eth', T1, H1), 7n);
-          assert.equal(await store.getBalance('eth', T1, H3), -(big + 7n));
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 2);
+          await store.writer.applyBatch(batch({ from: 1, to: 1, transfers: moves(T1, 1, [[H1, H2, big]]) }));
+          assert.equal(await store.reader.getBalance('eth', T1, H1), -big);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 1);
+          await store.writer.applyBatch(
+            batch({ from: 2, to: 2, transfers: moves(T1, 2, [[H3, H1, big + 7n]]) }),
+          );
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 7n);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), -(big + 7n));
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 2);
         }));
 
       test('the holder count follows balances to zero and back', () =>
@@ -384,18 +386,24 @@ export function runStoreContractSuite(
           ];
           let block = 1;
           for (const [list, holders] of steps) {
-            await store.applyBatch(batch({ from: block, to: block, transfers: moves(T1, block, list) }));
-            assert.equal((await store.getToken('eth', T1))?.holderCount, holders, `after block ${block}`);
+            await store.writer.applyBatch(
+              batch({ from: block, to: block, transfers: moves(T1, block, list) }),
+            );
+            assert.equal(
+              (await store.reader.getToken('eth', T1))?.holderCount,
+              holders,
+              `after block ${block}`,
+            );
             block++;
           }
-          assert.equal(await store.getBalance('eth', T1, H3), 0n);
-          assert.equal(await store.getBalance('eth', T1, H2), 1n);
-          assert.equal(await store.getBalance('eth', T1, H1), 0n);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 0n);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 1n);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 0n);
         }));
 
       test('the zero address is never a holder, 0x…dead is', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 1,
               to: 1,
@@ -405,14 +413,14 @@ export function runStoreContractSuite(
               ]),
             }),
           );
-          assert.equal(await store.getBalance('eth', T1, ZERO_ADDRESS), 5n);
-          assert.equal(await store.getBalance('eth', T1, DEAD_ADDRESS), 6n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 1);
+          assert.equal(await store.reader.getBalance('eth', T1, ZERO_ADDRESS), 5n);
+          assert.equal(await store.reader.getBalance('eth', T1, DEAD_ADDRESS), 6n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 1);
         }));
 
       test('every transfer counts, zero-value and self transfers too', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 1,
               to: 1,
@@ -426,28 +434,28 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          await store.applyBatch(batch({ from: 2, to: 3, transfers: moves(T1, 3, [[H1, H2, 1n]]) }));
-          assert.equal((await store.getToken('eth', T1))?.transferCount, 4);
-          assert.equal((await store.getToken('eth', T2))?.transferCount, 1);
-          assert.equal(await store.getBalance('eth', T1, H1), 9n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 2);
+          await store.writer.applyBatch(batch({ from: 2, to: 3, transfers: moves(T1, 3, [[H1, H2, 1n]]) }));
+          assert.equal((await store.reader.getToken('eth', T1))?.transferCount, 4);
+          assert.equal((await store.reader.getToken('eth', T2))?.transferCount, 1);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 9n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 2);
         }));
 
       test('chains are separate', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ chain: 'eth', from: 1, to: 1, transfers: moves(T1, 1, [[H1, H2, 5n]]) }),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ chain: 'bsc', from: 50, to: 50, transfers: moves(T1, 50, [[H1, H3, 7n]]) }),
           );
-          assert.equal(await store.getBalance('eth', T1, H2), 5n);
-          assert.equal(await store.getBalance('eth', T1, H3), 0n);
-          assert.equal(await store.getBalance('bsc', T1, H3), 7n);
-          assert.equal((await store.getToken('bsc', T1))?.firstBlock, 50);
-          assert.equal((await store.listTransfers('eth', T1, 0, 10)).length, 1);
-          assert.equal((await store.listTokens('bsc', 0, 10)).total, 1);
-          assert.equal(await store.getToken('kcs', T1), null);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 5n);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 0n);
+          assert.equal(await store.reader.getBalance('bsc', T1, H3), 7n);
+          assert.equal((await store.reader.getToken('bsc', T1))?.firstBlock, 50);
+          assert.equal((await store.reader.listTransfers('eth', T1, 0, 10)).length, 1);
+          assert.equal((await store.reader.listTokens('bsc', 0, 10)).total, 1);
+          assert.equal(await store.reader.getToken('kcs', T1), null);
         }));
 
       test('NEO-style addresses, empty parties and any other strings round-trip', () =>
@@ -465,31 +473,31 @@ export function runStoreContractSuite(
               txHash: '0xABCDEF01',
             },
           ];
-          await store.applyBatch(batch({ chain: 'neo', from: 7, to: 8, transfers }));
-          assert.deepEqual(await store.listTransfers('neo', token, 0, 10), [...transfers].reverse());
-          assert.equal(await store.getBalance('neo', token, alice), 59n);
-          assert.equal(await store.getBalance('neo', token, bob), 25n);
-          assert.equal(await store.getBalance('neo', token, ''), -85n);
-          assert.equal(await store.getBalance('neo', token, odd), 1n);
-          assert.equal(await store.getBalance('neo', token, odd.toLowerCase()), 0n);
+          await store.writer.applyBatch(batch({ chain: 'neo', from: 7, to: 8, transfers }));
+          assert.deepEqual(await store.reader.listTransfers('neo', token, 0, 10), [...transfers].reverse());
+          assert.equal(await store.reader.getBalance('neo', token, alice), 59n);
+          assert.equal(await store.reader.getBalance('neo', token, bob), 25n);
+          assert.equal(await store.reader.getBalance('neo', token, ''), -85n);
+          assert.equal(await store.reader.getBalance('neo', token, odd), 1n);
+          assert.equal(await store.reader.getBalance('neo', token, odd.toLowerCase()), 0n);
           // alice, bob and the odd address; '' (mints and burns) is never a holder.
-          assert.equal((await store.getToken('neo', token))?.holderCount, 3);
-          await store.applyBatch(
+          assert.equal((await store.reader.getToken('neo', token))?.holderCount, 3);
+          await store.writer.applyBatch(
             batch({ chain: 'neo', from: 9, to: 9, transfers: moves(token, 9, [[bob, '', 200n]]) }),
           );
-          assert.equal(await store.getBalance('neo', token, ''), 115n);
-          assert.equal((await store.getToken('neo', token))?.holderCount, 2);
+          assert.equal(await store.reader.getBalance('neo', token, ''), 115n);
+          assert.equal((await store.reader.getToken('neo', token))?.holderCount, 2);
         }));
 
       test('a batch that does not continue the checkpoint is rejected and changes nothing', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 10, transfers: moves(T1, 5, [[ZERO_ADDRESS, H1, 9n]]) }),
           );
           const parties = [ZERO_ADDRESS, H1, H2];
           const before = await snapshot(store, 'eth', [T1, T2], parties);
-          const statusBefore = await store.getChainStatus('eth');
-          const refsBefore = await store.getBlockRefs('eth', 0, 100);
+          const statusBefore = await store.reader.getChainStatus('eth');
+          const refsBefore = await store.writer.getBlockRefs('eth', 0, 100);
           for (const from of [12, 10, 1]) {
             const bad = batch({
               from,
@@ -500,14 +508,16 @@ export function runStoreContractSuite(
               ],
               head: 99,
             });
-            await assert.rejects(store.applyBatch(bad), `batch from ${from}`);
+            await assert.rejects(store.writer.applyBatch(bad), `batch from ${from}`);
           }
           assert.deepEqual(await snapshot(store, 'eth', [T1, T2], parties), before);
-          assert.deepEqual(await store.getChainStatus('eth'), statusBefore);
-          assert.deepEqual(await store.getBlockRefs('eth', 0, 100), refsBefore);
+          assert.deepEqual(await store.reader.getChainStatus('eth'), statusBefore);
+          assert.deepEqual(await store.writer.getBlockRefs('eth', 0, 100), refsBefore);
           // The right continuation is still accepted.
-          await store.applyBatch(batch({ from: 11, to: 11, transfers: moves(T1, 11, [[H1, H2, 1n]]) }));
-          assert.equal(await store.getBalance('eth', T1, H2), 1n);
+          await store.writer.applyBatch(
+            batch({ from: 11, to: 11, transfers: moves(T1, 11, [[H1, H2, 1n]]) }),
+          );
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 1n);
         }));
     });
 
@@ -532,8 +542,8 @@ export function runStoreContractSuite(
 
       test('is newest first: block, then log index, descending', () =>
         withStore(async (store) => {
-          await store.applyBatch(batch({ from: 5, to: 7, transfers }));
-          const listed = await store.listTransfers('eth', T1, 0, 50);
+          await store.writer.applyBatch(batch({ from: 5, to: 7, transfers }));
+          const listed = await store.reader.listTransfers('eth', T1, 0, 50);
           assert.deepEqual(listed, newestFirst);
           assert.deepEqual(
             listed.map((t) => [t.blockNumber, t.logIndex]),
@@ -551,31 +561,31 @@ export function runStoreContractSuite(
 
       test('pages with offset and limit, also across batches', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 5, to: 5, transfers: transfers.filter((t) => t.blockNumber === 5) }),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 6, to: 7, transfers: transfers.filter((t) => t.blockNumber > 5) }),
           );
           const pages = [];
           for (let offset = 0; offset < 7; offset += 2)
-            pages.push(...(await store.listTransfers('eth', T1, offset, 2)));
+            pages.push(...(await store.reader.listTransfers('eth', T1, offset, 2)));
           assert.deepEqual(pages, newestFirst);
-          assert.deepEqual(await store.listTransfers('eth', T1, 3, 3), newestFirst.slice(3, 6));
+          assert.deepEqual(await store.reader.listTransfers('eth', T1, 3, 3), newestFirst.slice(3, 6));
         }));
 
       test('page past the end returns an empty list', () =>
         withStore(async (store) => {
-          await store.applyBatch(batch({ from: 5, to: 7, transfers }));
-          assert.deepEqual(await store.listTransfers('eth', T1, 7, 10), []);
-          assert.deepEqual(await store.listTransfers('eth', T1, 1000, 10), []);
+          await store.writer.applyBatch(batch({ from: 5, to: 7, transfers }));
+          assert.deepEqual(await store.reader.listTransfers('eth', T1, 7, 10), []);
+          assert.deepEqual(await store.reader.listTransfers('eth', T1, 1000, 10), []);
         }));
 
       test('an unknown token has no transfers', () =>
         withStore(async (store) => {
-          await store.applyBatch(batch({ from: 5, to: 7, transfers }));
-          assert.deepEqual(await store.listTransfers('eth', T3, 0, 10), []);
-          assert.deepEqual(await store.listTransfers('bsc', T1, 0, 10), []);
+          await store.writer.applyBatch(batch({ from: 5, to: 7, transfers }));
+          assert.deepEqual(await store.reader.listTransfers('eth', T3, 0, 10), []);
+          assert.deepEqual(await store.reader.listTransfers('bsc', T1, 0, 10), []);
         }));
     });
 
@@ -599,7 +609,7 @@ export function runStoreContractSuite(
               expected.set(t.from, (expected.get(t.from) ?? 0n) - t.value);
             }
             all.push(...transfers);
-            await store.applyBatch(batch({ from: block, to: block, transfers }));
+            await store.writer.applyBatch(batch({ from: block, to: block, transfers }));
           }
           // An emptied balance has no row: move one holder's whole balance away.
           const [emptied] = [...expected.keys()].filter((h) => h !== ZERO_ADDRESS);
@@ -612,7 +622,7 @@ export function runStoreContractSuite(
             to: holder(99),
             value: amount,
           });
-          await store.applyBatch(batch({ from: 7, to: 7, transfers: [last] }));
+          await store.writer.applyBatch(batch({ from: 7, to: 7, transfers: [last] }));
           all.push(last);
           expected.delete(emptied!);
           expected.set(holder(99), amount);
@@ -620,7 +630,7 @@ export function runStoreContractSuite(
           const scanned: TransferRecord[] = [];
           let after: { blockNumber: number; logIndex: number } | null = null;
           for (;;) {
-            const page = await store.scanTransfers('eth', T1, after, 5);
+            const page = await store.scans.scanTransfers('eth', T1, after, 5);
             if (page.length === 0) break;
             scanned.push(...page);
             const tail = page[page.length - 1]!;
@@ -631,7 +641,7 @@ export function runStoreContractSuite(
           const balances = new Map<string, bigint>();
           let afterHolder: string | null = null;
           for (;;) {
-            const page = await store.scanBalances('eth', T1, afterHolder, 4);
+            const page = await store.scans.scanBalances('eth', T1, afterHolder, 4);
             if (page.length === 0) break;
             for (const row of page) {
               assert.ok(!balances.has(row.holder), `holder ${row.holder} listed twice`);
@@ -640,8 +650,8 @@ export function runStoreContractSuite(
             afterHolder = page[page.length - 1]!.holder;
           }
           assert.deepEqual(balances, expected);
-          assert.deepEqual(await store.scanTransfers('eth', T2, null, 5), []);
-          assert.deepEqual(await store.scanBalances('eth', T2, null, 5), []);
+          assert.deepEqual(await store.scans.scanTransfers('eth', T2, null, 5), []);
+          assert.deepEqual(await store.scans.scanBalances('eth', T2, null, 5), []);
         }));
     });
 
@@ -657,7 +667,7 @@ export function runStoreContractSuite(
       test('orders by holders, then transfers descending, then address ascending', () =>
         withStore(async (store) => {
           // T2 and T1 tie on both counts; T2 is seen first, yet T1 sorts first by address.
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 1,
               to: 5,
@@ -670,7 +680,7 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          const page = await store.listTokens('eth', 0, 50);
+          const page = await store.reader.listTokens('eth', 0, 50);
           assert.equal(page.total, 5);
           assert.deepEqual(
             page.tokens.map((t) => [t.address, t.holderCount, t.transferCount]),
@@ -682,21 +692,21 @@ export function runStoreContractSuite(
               [T5, 1, 9],
             ],
           );
-          assert.deepEqual(page.tokens[2], await store.getToken('eth', T1));
-          const second = await store.listTokens('eth', 2, 2);
+          assert.deepEqual(page.tokens[2], await store.reader.getToken('eth', T1));
+          const second = await store.reader.listTokens('eth', 2, 2);
           assert.deepEqual(second, { total: 5, tokens: page.tokens.slice(2, 4) });
         }));
 
       test('order follows later batches', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 1, transfers: [...shaped(T1, 1, 2, 2), ...shaped(T2, 1, 1, 1)] }),
           );
           assert.deepEqual(
-            (await store.listTokens('eth', 0, 10)).tokens.map((t) => t.address),
+            (await store.reader.listTokens('eth', 0, 10)).tokens.map((t) => t.address),
             [T1, T2],
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 2,
               to: 2,
@@ -706,9 +716,9 @@ export function runStoreContractSuite(
               ]),
             }),
           );
-          await store.applyBatch(batch({ from: 3, to: 3, transfers: moves(T1, 3, [[H1, H2, 1n]]) }));
+          await store.writer.applyBatch(batch({ from: 3, to: 3, transfers: moves(T1, 3, [[H1, H2, 1n]]) }));
           assert.deepEqual(
-            (await store.listTokens('eth', 0, 10)).tokens.map((t) => [t.address, t.holderCount]),
+            (await store.reader.listTokens('eth', 0, 10)).tokens.map((t) => [t.address, t.holderCount]),
             [
               [T2, 3],
               [T1, 1],
@@ -718,13 +728,15 @@ export function runStoreContractSuite(
 
       test('page past the end returns an empty list with the total', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 1, transfers: [...shaped(T1, 1, 1, 1), ...shaped(T2, 1, 1, 1)] }),
           );
-          await store.applyBatch(batch({ chain: 'bsc', from: 1, to: 1, transfers: shaped(T3, 1, 1, 1) }));
-          assert.deepEqual(await store.listTokens('eth', 2, 10), { total: 2, tokens: [] });
-          assert.deepEqual(await store.listTokens('eth', 50, 50), { total: 2, tokens: [] });
-          assert.equal((await store.listTokens('bsc', 0, 10)).total, 1);
+          await store.writer.applyBatch(
+            batch({ chain: 'bsc', from: 1, to: 1, transfers: shaped(T3, 1, 1, 1) }),
+          );
+          assert.deepEqual(await store.reader.listTokens('eth', 2, 10), { total: 2, tokens: [] });
+          assert.deepEqual(await store.reader.listTokens('eth', 50, 50), { total: 2, tokens: [] });
+          assert.equal((await store.reader.listTokens('bsc', 0, 10)).total, 1);
         }));
     });
 
@@ -746,7 +758,7 @@ export function runStoreContractSuite(
           test(`undoing blocks above ${toBlock} ${label} equals never applying them`, () =>
             withStore(async (store) => {
               await applyAll(store, batchesOf(history, ranges, window));
-              const result = await store.rollback('eth', toBlock, blockHash(toBlock));
+              const result = await store.writer.rollback('eth', toBlock, blockHash(toBlock));
               const removed = history.transfers.filter((t) => t.blockNumber > toBlock);
               assert.equal(result.removedTransfers, removed.length);
 
@@ -758,8 +770,8 @@ export function runStoreContractSuite(
                 assert.deepEqual(await snapshot(store, 'eth', history.tokens, history.parties), expected);
                 if (window === undefined) {
                   assert.deepEqual(
-                    await store.getBlockRefs('eth', 0, 100),
-                    await reference.store.getBlockRefs('eth', 0, 100),
+                    await store.writer.getBlockRefs('eth', 0, 100),
+                    await reference.store.writer.getBlockRefs('eth', 0, 100),
                   );
                 }
               } finally {
@@ -771,10 +783,10 @@ export function runStoreContractSuite(
 
       test('undoes a token touched only below the pruned window', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 5, transfers: moves(T1, 3, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 6,
               to: 20,
@@ -782,41 +794,41 @@ export function runStoreContractSuite(
               prune: 15,
             }),
           );
-          const result = await store.rollback('eth', 5, blockHash(5));
+          const result = await store.writer.rollback('eth', 5, blockHash(5));
           assert.deepEqual(result, { affectedTokens: [T1, T2], removedTransfers: 2 });
-          assert.equal(await store.getBalance('eth', T1, H1), 5n);
-          assert.equal(await store.getBalance('eth', T1, H2), 0n);
-          const token = await store.getToken('eth', T1);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 5n);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 0n);
+          const token = await store.reader.getToken('eth', T1);
           assert.equal(token?.transferCount, 1);
           assert.equal(token?.holderCount, 1);
-          assert.equal(await store.getToken('eth', T2), null);
+          assert.equal(await store.reader.getToken('eth', T2), null);
         }));
 
       test('a token first seen in a rolled-back block disappears', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 5, transfers: moves(T1, 3, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 6,
               to: 9,
               transfers: [...moves(T2, 7, [[ZERO_ADDRESS, H2, 8n]]), ...moves(T1, 8, [[H1, H2, 1n]])],
             }),
           );
-          assert.equal((await store.listTokens('eth', 0, 10)).total, 2);
-          await store.rollback('eth', 5, blockHash(5));
-          assert.equal(await store.getToken('eth', T2), null);
-          assert.deepEqual(await store.listTransfers('eth', T2, 0, 10), []);
-          assert.equal(await store.getBalance('eth', T2, H2), 0n);
-          const page = await store.listTokens('eth', 0, 10);
+          assert.equal((await store.reader.listTokens('eth', 0, 10)).total, 2);
+          await store.writer.rollback('eth', 5, blockHash(5));
+          assert.equal(await store.reader.getToken('eth', T2), null);
+          assert.deepEqual(await store.reader.listTransfers('eth', T2, 0, 10), []);
+          assert.equal(await store.reader.getBalance('eth', T2, H2), 0n);
+          const page = await store.reader.listTokens('eth', 0, 10);
           assert.deepEqual(
             page.tokens.map((t) => t.address),
             [T1],
           );
           assert.equal(page.total, 1);
           // Seen again later, it is a new token with the metadata of that batch.
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 6,
               to: 6,
@@ -824,7 +836,7 @@ export function runStoreContractSuite(
               tokens: [{ address: T2, name: 'Again', symbol: 'AGN', decimals: 3 }],
             }),
           );
-          const again = await store.getToken('eth', T2);
+          const again = await store.reader.getToken('eth', T2);
           assert.equal(again?.name, 'Again');
           assert.equal(again?.firstBlock, 6);
           assert.equal(again?.holderCount, 1);
@@ -833,7 +845,7 @@ export function runStoreContractSuite(
 
       test('reports every token that lost transfers and marks survivors for a supply read', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 1,
               to: 5,
@@ -843,7 +855,7 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          await store.updateSupplies(
+          await store.writer.updateSupplies(
             'eth',
             [T1, T3].map((address) => ({
               address,
@@ -853,8 +865,8 @@ export function runStoreContractSuite(
               atBlock: 5,
             })),
           );
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), []);
-          await store.applyBatch(
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), []);
+          await store.writer.applyBatch(
             batch({
               from: 6,
               to: 9,
@@ -867,46 +879,46 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          const result = await store.rollback('eth', 5, blockHash(5));
+          const result = await store.writer.rollback('eth', 5, blockHash(5));
           assert.deepEqual(result, { affectedTokens: [T1, T2], removedTransfers: 3 });
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), [T1]);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), [T1]);
           // A read at the new checkpoint is recent enough.
-          await store.updateSupplies('eth', [
+          await store.writer.updateSupplies('eth', [
             { address: T1, totalSupply: 5n, cap: null, burnedBalance: 0n, atBlock: 5 },
           ]);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), []);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), []);
         }));
 
       test('sets the checkpoint, drops block refs above it, and indexing continues from there', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 5, transfers: moves(T1, 3, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await store.applyBatch(batch({ from: 6, to: 9, transfers: moves(T1, 8, [[H1, H2, 1n]]) }));
-          await store.rollback('eth', 6, hash(0xf0f0));
-          assert.deepEqual(await store.getCheckpoint('eth'), { block: 6, hash: hash(0xf0f0) });
-          assert.equal((await store.getChainStatus('eth'))?.indexed, 6);
+          await store.writer.applyBatch(batch({ from: 6, to: 9, transfers: moves(T1, 8, [[H1, H2, 1n]]) }));
+          await store.writer.rollback('eth', 6, hash(0xf0f0));
+          assert.deepEqual(await store.writer.getCheckpoint('eth'), { block: 6, hash: hash(0xf0f0) });
+          assert.equal((await store.reader.getChainStatus('eth'))?.indexed, 6);
           assert.deepEqual(
-            (await store.getBlockRefs('eth', 0, 100)).map((r) => r.number),
+            (await store.writer.getBlockRefs('eth', 0, 100)).map((r) => r.number),
             [1, 2, 3, 4, 5, 6],
           );
-          await assert.rejects(store.applyBatch(batch({ from: 10, to: 10 })));
-          await store.applyBatch(batch({ from: 7, to: 7, transfers: moves(T1, 7, [[H1, H3, 2n]]) }));
-          assert.equal(await store.getBalance('eth', T1, H3), 2n);
-          assert.equal(await store.getBalance('eth', T1, H2), 0n);
-          assert.equal((await store.getToken('eth', T1))?.transferCount, 2);
+          await assert.rejects(store.writer.applyBatch(batch({ from: 10, to: 10 })));
+          await store.writer.applyBatch(batch({ from: 7, to: 7, transfers: moves(T1, 7, [[H1, H3, 2n]]) }));
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 2n);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 0n);
+          assert.equal((await store.reader.getToken('eth', T1))?.transferCount, 2);
         }));
 
       test('a rollback above the checkpoint is rejected and changes nothing', () =>
         withStore(async (store) => {
-          await assert.rejects(store.rollback('eth', 3, null));
-          await store.applyBatch(
+          await assert.rejects(store.writer.rollback('eth', 3, null));
+          await store.writer.applyBatch(
             batch({ from: 1, to: 5, transfers: moves(T1, 3, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await assert.rejects(store.rollback('eth', 6, null));
-          assert.deepEqual(await store.getCheckpoint('eth'), { block: 5, hash: blockHash(5) });
-          await store.rollback('eth', 5, blockHash(5));
-          assert.equal((await store.getToken('eth', T1))?.transferCount, 1);
+          await assert.rejects(store.writer.rollback('eth', 6, null));
+          assert.deepEqual(await store.writer.getCheckpoint('eth'), { block: 5, hash: blockHash(5) });
+          await store.writer.rollback('eth', 5, blockHash(5));
+          assert.equal((await store.reader.getToken('eth', T1))?.transferCount, 1);
         }));
     });
 
@@ -928,20 +940,20 @@ export function runStoreContractSuite(
 
       test("a seed is the holder's balance before the batch's transfers, and counts as a holder", () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 10, to: 12, transfers: moves(T1, 11, [[H1, H2, 30n]]) }, 9, [
               [T1, H1, 100n],
               [T1, H2, 0n],
             ]),
           );
-          assert.equal(await store.getBalance('eth', T1, H1), 70n);
-          assert.equal(await store.getBalance('eth', T1, H2), 30n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 2);
-          const status = await store.getChainStatus('eth');
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 70n);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 30n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 2);
+          const status = await store.reader.getChainStatus('eth');
           assert.equal(status?.seedBlock, 9);
           assert.equal(status?.holdersPartial, undefined);
           assert.deepEqual(
-            await store.seededHolders('eth', [
+            await store.writer.seededHolders('eth', [
               { token: T1, holder: H1 },
               { token: T1, holder: H3 },
               { token: T2, holder: H1 },
@@ -950,7 +962,7 @@ export function runStoreContractSuite(
             [true, false, false, true],
           );
           // Zero seeds are recorded too: they say the holder was seen.
-          assert.deepEqual(await store.scanSeedBalances('eth', T1, null, 10), [
+          assert.deepEqual(await store.scans.scanSeedBalances('eth', T1, null, 10), [
             { token: T1, holder: H1, amount: 100n },
             { token: T1, holder: H2, amount: 0n },
           ]);
@@ -958,34 +970,34 @@ export function runStoreContractSuite(
 
       test('a holder is seeded once, also after its balance went to zero and back', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 10, to: 10, transfers: moves(T1, 10, [[H1, H2, 100n]]) }, 9, [
               [T1, H1, 100n],
               [T1, H2, 0n],
             ]),
           );
-          assert.equal(await store.getBalance('eth', T1, H1), 0n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 1);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 0n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 1);
           // The indexer may read a seed again (a range fetched while the first was committing).
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 11, to: 11, transfers: moves(T1, 11, [[H2, H1, 40n]]) }, 9, [
               [T1, H2, 0n],
               [T1, H1, 100n],
               [T1, H1, 100n],
             ]),
           );
-          assert.equal(await store.getBalance('eth', T1, H1), 40n);
-          assert.equal(await store.getBalance('eth', T1, H2), 60n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 2);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 40n);
+          assert.equal(await store.reader.getBalance('eth', T1, H2), 60n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 2);
           // Twice in one batch counts once too.
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 12, to: 12, transfers: moves(T1, 12, [[H2, H3, 1n]]) }, 9, [
               [T1, H3, 5n],
               [T1, H3, 5n],
             ]),
           );
-          assert.equal(await store.getBalance('eth', T1, H3), 6n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 3);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 6n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 3);
         }));
 
       test('seeds of several tokens, uint256-sized, in batches larger than one statement', () =>
@@ -995,25 +1007,25 @@ export function runStoreContractSuite(
             ...holders.map((h, i) => transfer({ token: T1, block: 21, log: i, from: h, to: H1, value: 1n })),
             ...moves(T2, 22, [[ZERO_ADDRESS, H1, 1n]]),
           ];
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 21, to: 22, transfers }, 20, [
               ...holders.map((h, i): [string, string, bigint] => [T1, h, BigInt(i + 1)]),
               [T1, H1, MAX_UINT256],
               [T2, H1, 0n],
             ]),
           );
-          assert.equal(await store.getBalance('eth', T1, holder(100)), 0n);
-          assert.equal(await store.getBalance('eth', T1, holder(349)), 249n);
-          assert.equal(await store.getBalance('eth', T1, H1), MAX_UINT256 + 250n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 250);
-          assert.equal(await store.getBalance('eth', T2, H1), 1n);
-          const page = await store.scanSeedBalances('eth', T1, null, 200);
-          const rest = await store.scanSeedBalances('eth', T1, page[page.length - 1]!.holder, 200);
+          assert.equal(await store.reader.getBalance('eth', T1, holder(100)), 0n);
+          assert.equal(await store.reader.getBalance('eth', T1, holder(349)), 249n);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), MAX_UINT256 + 250n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 250);
+          assert.equal(await store.reader.getBalance('eth', T2, H1), 1n);
+          const page = await store.scans.scanSeedBalances('eth', T1, null, 200);
+          const rest = await store.scans.scanSeedBalances('eth', T1, page[page.length - 1]!.holder, 200);
           assert.equal(page.length + rest.length, 251);
           assert.equal(new Set([...page, ...rest].map((s) => s.holder)).size, 251);
           assert.deepEqual(
             (
-              await store.seededHolders(
+              await store.writer.seededHolders(
                 'eth',
                 holders.map((h) => ({ token: T1, holder: h })),
               )
@@ -1024,13 +1036,13 @@ export function runStoreContractSuite(
 
       test('a rollback keeps starting balances; a token that disappears takes its seeds along', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 10, to: 11, transfers: moves(T1, 11, [[H1, H2, 10n]]) }, 9, [
               [T1, H1, 50n],
               [T1, H2, 0n],
             ]),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded(
               {
                 from: 12,
@@ -1045,22 +1057,22 @@ export function runStoreContractSuite(
               ],
             ),
           );
-          assert.equal(await store.getBalance('eth', T1, H3), 15n);
-          await store.rollback('eth', 11, blockHash(11));
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 15n);
+          await store.writer.rollback('eth', 11, blockHash(11));
           // H3 held 20 before the start, whatever the dropped blocks did.
-          assert.equal(await store.getBalance('eth', T1, H3), 20n);
-          assert.equal(await store.getBalance('eth', T1, H1), 40n);
-          assert.equal((await store.getToken('eth', T1))?.holderCount, 3);
-          assert.equal(await store.getToken('eth', T2), null);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 20n);
+          assert.equal(await store.reader.getBalance('eth', T1, H1), 40n);
+          assert.equal((await store.reader.getToken('eth', T1))?.holderCount, 3);
+          assert.equal(await store.reader.getToken('eth', T2), null);
           assert.deepEqual(
-            await store.seededHolders('eth', [
+            await store.writer.seededHolders('eth', [
               { token: T1, holder: H3 },
               { token: T2, holder: H3 },
             ]),
             [true, false],
           );
           // Seen again, T2's holders are seeded again; T1's seeded holder is not.
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded(
               {
                 from: 12,
@@ -1075,31 +1087,31 @@ export function runStoreContractSuite(
               ],
             ),
           );
-          assert.equal(await store.getBalance('eth', T2, H3), 8n);
-          assert.equal((await store.getToken('eth', T2))?.holderCount, 2);
-          assert.equal(await store.getBalance('eth', T1, H3), 19n);
+          assert.equal(await store.reader.getBalance('eth', T2, H3), 8n);
+          assert.equal((await store.reader.getToken('eth', T2))?.holderCount, 2);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 19n);
         }));
 
       test("the node without the seed block's state marks the chain partial for good", () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 10, to: 10, transfers: moves(T1, 10, [[H1, H2, 1n]]) }, 9, [[T1, H1, 5n]]),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 11, to: 11, transfers: moves(T1, 11, [[H3, H2, 1n]]) }, 9, [], true),
           );
-          await store.applyBatch(seeded({ from: 12, to: 12 }, 9, []));
-          const status = await store.getChainStatus('eth');
+          await store.writer.applyBatch(seeded({ from: 12, to: 12 }, 9, []));
+          const status = await store.reader.getChainStatus('eth');
           assert.equal(status?.holdersPartial, true);
           assert.equal(status?.seedBlock, 9);
-          assert.deepEqual((await store.listChainStatuses())[0], status);
-          assert.equal(await store.getBalance('eth', T1, H3), -1n);
+          assert.deepEqual((await store.reader.listChainStatuses())[0], status);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), -1n);
           // Partial from the first batch on: the seed block is recorded all the same.
-          await store.applyBatch(seeded({ chain: 'bsc', from: 5, to: 6 }, 4, [], true));
+          await store.writer.applyBatch(seeded({ chain: 'bsc', from: 5, to: 6 }, 4, [], true));
           assert.deepEqual(
             [
-              (await store.getChainStatus('bsc'))?.seedBlock,
-              (await store.getChainStatus('bsc'))?.holdersPartial,
+              (await store.reader.getChainStatus('bsc'))?.seedBlock,
+              (await store.reader.getChainStatus('bsc'))?.holdersPartial,
             ],
             [4, true],
           );
@@ -1109,70 +1121,75 @@ export function runStoreContractSuite(
         withStore(async (store) => {
           const one = moves(T1, 10, [[H1, H2, 1n]]);
           // The first batch seeds at the block before it.
-          await assert.rejects(store.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 8, [])));
+          await assert.rejects(store.writer.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 8, [])));
           // Only tokens the batch moves, and only holders.
           await assert.rejects(
-            store.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T2, H1, 1n]])),
+            store.writer.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T2, H1, 1n]])),
           );
           await assert.rejects(
-            store.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T1, ZERO_ADDRESS, 1n]])),
+            store.writer.applyBatch(
+              seeded({ from: 10, to: 10, transfers: one }, 9, [[T1, ZERO_ADDRESS, 1n]]),
+            ),
           );
           await assert.rejects(
-            store.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T1, H1, -1n]])),
+            store.writer.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T1, H1, -1n]])),
           );
-          assert.equal(await store.getCheckpoint('eth'), null);
-          assert.equal(await store.getChainStatus('eth'), null);
-          assert.equal(await store.getToken('eth', T1), null);
-          await store.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T1, H1, 3n]]));
+          assert.equal(await store.writer.getCheckpoint('eth'), null);
+          assert.equal(await store.reader.getChainStatus('eth'), null);
+          assert.equal(await store.reader.getToken('eth', T1), null);
+          await store.writer.applyBatch(seeded({ from: 10, to: 10, transfers: one }, 9, [[T1, H1, 3n]]));
           // Later batches seed at the same block.
           await assert.rejects(
-            store.applyBatch(
+            store.writer.applyBatch(
               seeded({ from: 11, to: 11, transfers: moves(T1, 11, [[H3, H2, 1n]]) }, 10, [[T1, H3, 1n]]),
             ),
           );
-          assert.deepEqual(await store.seededHolders('eth', [{ token: T1, holder: H3 }]), [false]);
-          assert.equal(await store.getBalance('eth', T1, H3), 0n);
-          assert.equal((await store.getCheckpoint('eth'))?.block, 10);
+          assert.deepEqual(await store.writer.seededHolders('eth', [{ token: T1, holder: H3 }]), [false]);
+          assert.equal(await store.reader.getBalance('eth', T1, H3), 0n);
+          assert.equal((await store.writer.getCheckpoint('eth'))?.block, 10);
           // A chain indexed without seeds cannot start seeding.
-          await store.applyBatch(batch({ chain: 'bsc', from: 10, to: 10, transfers: one }));
+          await store.writer.applyBatch(batch({ chain: 'bsc', from: 10, to: 10, transfers: one }));
           await assert.rejects(
-            store.applyBatch(
+            store.writer.applyBatch(
               seeded({ chain: 'bsc', from: 11, to: 11, transfers: moves(T1, 11, [[H3, H2, 1n]]) }, 10, []),
             ),
           );
-          assert.equal((await store.getChainStatus('bsc'))?.seedBlock, undefined);
+          assert.equal((await store.reader.getChainStatus('bsc'))?.seedBlock, undefined);
         }));
 
       test('seeds survive close and reopen', () =>
         withStore(async (store, context) => {
           if (context.reopen === undefined) return;
-          await store.applyBatch(
+          await store.writer.applyBatch(
             seeded({ from: 10, to: 10, transfers: moves(T1, 10, [[H1, H2, 1n]]) }, 9, [[T1, H1, 5n]], true),
           );
           await store.close();
           const reopened = await context.reopen();
-          assert.deepEqual(await reopened.seededHolders('eth', [{ token: T1, holder: H1 }]), [true]);
-          assert.equal((await reopened.getChainStatus('eth'))?.holdersPartial, true);
-          assert.equal(await reopened.getBalance('eth', T1, H1), 4n);
+          assert.deepEqual(await reopened.writer.seededHolders('eth', [{ token: T1, holder: H1 }]), [true]);
+          assert.equal((await reopened.reader.getChainStatus('eth'))?.holdersPartial, true);
+          assert.equal(await reopened.reader.getBalance('eth', T1, H1), 4n);
         }));
     });
 
     describe('block refs', () => {
       test('come back in a range, ascending, and are pruned below the window', () =>
         withStore(async (store) => {
-          await store.applyBatch({ ...batch({ from: 1, to: 10 }), blocks: [...refs(1, 10)].reverse() });
-          assert.deepEqual(await store.getBlockRefs('eth', 3, 5), refs(3, 5));
-          assert.deepEqual(await store.getBlockRefs('eth', 0, 1000), refs(1, 10));
-          await store.applyBatch(batch({ from: 11, to: 12, prune: 8 }));
-          assert.deepEqual(await store.getBlockRefs('eth', 0, 1000), refs(8, 12));
-          assert.deepEqual(await store.getBlockRefs('bsc', 0, 1000), []);
+          await store.writer.applyBatch({
+            ...batch({ from: 1, to: 10 }),
+            blocks: [...refs(1, 10)].reverse(),
+          });
+          assert.deepEqual(await store.writer.getBlockRefs('eth', 3, 5), refs(3, 5));
+          assert.deepEqual(await store.writer.getBlockRefs('eth', 0, 1000), refs(1, 10));
+          await store.writer.applyBatch(batch({ from: 11, to: 12, prune: 8 }));
+          assert.deepEqual(await store.writer.getBlockRefs('eth', 0, 1000), refs(8, 12));
+          assert.deepEqual(await store.writer.getBlockRefs('bsc', 0, 1000), []);
         }));
     });
 
     describe('supplies', () => {
       test('new tokens need their supply read, up to the limit', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 1,
               to: 3,
@@ -1183,48 +1200,48 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          assert.deepEqual((await store.tokensNeedingSupply('eth', 0, 10)).sort(), [T1, T2, T3]);
-          assert.equal((await store.tokensNeedingSupply('eth', 0, 2)).length, 2);
-          assert.deepEqual(await store.tokensNeedingSupply('bsc', 0, 10), []);
+          assert.deepEqual((await store.writer.tokensNeedingSupply('eth', 0, 10)).sort(), [T1, T2, T3]);
+          assert.equal((await store.writer.tokensNeedingSupply('eth', 0, 2)).length, 2);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('bsc', 0, 10), []);
         }));
 
       test('an update records the values and clears the mark', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 3, transfers: moves(T1, 2, [[ZERO_ADDRESS, H1, 10n]]) }),
           );
-          await store.updateSupplies('eth', [
+          await store.writer.updateSupplies('eth', [
             { address: T1, totalSupply: 10n, cap: null, burnedBalance: 3n, atBlock: 3 },
             { address: T5, totalSupply: 1n, cap: 1n, burnedBalance: 1n, atBlock: 3 },
           ]);
-          const token = await store.getToken('eth', T1);
+          const token = await store.reader.getToken('eth', T1);
           assert.equal(token?.totalSupply, 10n);
           assert.equal(token?.cap, null);
           assert.equal(token?.burnedBalance, 3n);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), []);
-          assert.equal(await store.getToken('eth', T5), null);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), []);
+          assert.equal(await store.reader.getToken('eth', T5), null);
           // A supply that cannot be read is recorded as null and still clears the mark.
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 4, to: 4, transfers: moves(T1, 4, [[ZERO_ADDRESS, H1, 1n]]) }),
           );
-          await store.updateSupplies('eth', [
+          await store.writer.updateSupplies('eth', [
             { address: T1, totalSupply: null, cap: null, burnedBalance: null, atBlock: 4 },
           ]);
-          assert.equal((await store.getToken('eth', T1))?.totalSupply, null);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), []);
+          assert.equal((await store.reader.getToken('eth', T1))?.totalSupply, null);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), []);
         }));
 
       test('a mint, a burn or a transfer to 0x…dead marks the token again; other transfers do not', () =>
         withStore(async (store) => {
           const tokens = [T1, T2, T3, T4];
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 1, transfers: tokens.flatMap((t, i) => moves(t, 1, [[H1, H2, 5n]], i)) }),
           );
-          await store.updateSupplies(
+          await store.writer.updateSupplies(
             'eth',
             tokens.map((address) => ({ address, totalSupply: 1n, cap: null, burnedBalance: 0n, atBlock: 1 })),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 2,
               to: 2,
@@ -1236,32 +1253,32 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          assert.deepEqual((await store.tokensNeedingSupply('eth', 0, 10)).sort(), [T2, T3, T4]);
+          assert.deepEqual((await store.writer.tokensNeedingSupply('eth', 0, 10)).sort(), [T2, T3, T4]);
         }));
 
       test('a read older than the marking transfer records its values but leaves the mark', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 1, to: 1, transfers: moves(T1, 1, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({ from: 2, to: 20, transfers: moves(T1, 20, [[ZERO_ADDRESS, H1, 5n]]) }),
           );
-          await store.updateSupplies('eth', [
+          await store.writer.updateSupplies('eth', [
             { address: T1, totalSupply: 5n, cap: null, burnedBalance: 0n, atBlock: 19 },
           ]);
-          assert.equal((await store.getToken('eth', T1))?.totalSupply, 5n);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), [T1]);
-          await store.updateSupplies('eth', [
+          assert.equal((await store.reader.getToken('eth', T1))?.totalSupply, 5n);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), [T1]);
+          await store.writer.updateSupplies('eth', [
             { address: T1, totalSupply: 10n, cap: null, burnedBalance: 0n, atBlock: 20 },
           ]);
-          assert.equal((await store.getToken('eth', T1))?.totalSupply, 10n);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 0, 10), []);
+          assert.equal((await store.reader.getToken('eth', T1))?.totalSupply, 10n);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 0, 10), []);
         }));
 
       test('tokens read before staleBefore follow the marked ones, oldest read first', () =>
         withStore(async (store) => {
-          await store.applyBatch(
+          await store.writer.applyBatch(
             batch({
               from: 1,
               to: 30,
@@ -1272,15 +1289,15 @@ export function runStoreContractSuite(
               ],
             }),
           );
-          await store.updateSupplies('eth', [
+          await store.writer.updateSupplies('eth', [
             { address: T2, totalSupply: 1n, cap: null, burnedBalance: 0n, atBlock: 20 },
             { address: T1, totalSupply: 1n, cap: null, burnedBalance: 0n, atBlock: 10 },
           ]);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 5, 10), [T3]);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 15, 10), [T3, T1]);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 25, 10), [T3, T1, T2]);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 25, 2), [T3, T1]);
-          assert.deepEqual(await store.tokensNeedingSupply('eth', 25, 1), [T3]);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 5, 10), [T3]);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 15, 10), [T3, T1]);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 25, 10), [T3, T1, T2]);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 25, 2), [T3, T1]);
+          assert.deepEqual(await store.writer.tokensNeedingSupply('eth', 25, 1), [T3]);
         }));
     });
 
@@ -1288,8 +1305,8 @@ export function runStoreContractSuite(
       test('head and error are recorded outside batches', () =>
         withStore(async (store) => {
           const before = Date.now();
-          await store.setChainStatus('eth', { head: 100 });
-          const first = await store.getChainStatus('eth');
+          await store.writer.setChainStatus('eth', { head: 100 });
+          const first = await store.reader.getChainStatus('eth');
           assert.deepEqual(
             { ...first, updatedAt: 0 },
             {
@@ -1301,18 +1318,18 @@ export function runStoreContractSuite(
             },
           );
           assert.ok(first !== null && first.updatedAt >= before && first.updatedAt <= Date.now());
-          await store.setChainStatus('eth', { lastError: 'node unreachable' });
-          assert.equal((await store.getChainStatus('eth'))?.head, 100);
-          assert.equal((await store.getChainStatus('eth'))?.lastError, 'node unreachable');
-          await store.setChainStatus('eth', { head: 101 });
-          assert.equal((await store.getChainStatus('eth'))?.lastError, 'node unreachable');
-          assert.equal((await store.getChainStatus('eth'))?.head, 101);
-          await store.setChainStatus('eth', { lastError: null });
-          assert.equal((await store.getChainStatus('eth'))?.lastError, null);
-          assert.equal(await store.getCheckpoint('eth'), null);
-          await store.setChainStatus('bsc', { lastError: 'boom' });
+          await store.writer.setChainStatus('eth', { lastError: 'node unreachable' });
+          assert.equal((await store.reader.getChainStatus('eth'))?.head, 100);
+          assert.equal((await store.reader.getChainStatus('eth'))?.lastError, 'node unreachable');
+          await store.writer.setChainStatus('eth', { head: 101 });
+          assert.equal((await store.reader.getChainStatus('eth'))?.lastError, 'node unreachable');
+          assert.equal((await store.reader.getChainStatus('eth'))?.head, 101);
+          await store.writer.setChainStatus('eth', { lastError: null });
+          assert.equal((await store.reader.getChainStatus('eth'))?.lastError, null);
+          assert.equal(await store.writer.getCheckpoint('eth'), null);
+          await store.writer.setChainStatus('bsc', { lastError: 'boom' });
           assert.deepEqual(
-            { ...(await store.getChainStatus('bsc')), updatedAt: 0 },
+            { ...(await store.reader.getChainStatus('bsc')), updatedAt: 0 },
             {
               chain: 'bsc',
               head: 0,
@@ -1325,22 +1342,22 @@ export function runStoreContractSuite(
 
       test('a batch sets the indexed block and the head; the head then moves by the given value', () =>
         withStore(async (store) => {
-          await store.setChainStatus('eth', { head: 5, lastError: 'x' });
-          await store.applyBatch(batch({ from: 1, to: 10, head: 50 }));
-          const status = await store.getChainStatus('eth');
+          await store.writer.setChainStatus('eth', { head: 5, lastError: 'x' });
+          await store.writer.applyBatch(batch({ from: 1, to: 10, head: 50 }));
+          const status = await store.reader.getChainStatus('eth');
           assert.equal(status?.indexed, 10);
           assert.equal(status?.head, 50);
           assert.equal(status?.lastError, 'x');
-          await store.setChainStatus('eth', { head: 60 });
-          assert.equal((await store.getChainStatus('eth'))?.head, 60);
-          assert.equal((await store.getChainStatus('eth'))?.indexed, 10);
+          await store.writer.setChainStatus('eth', { head: 60 });
+          assert.equal((await store.reader.getChainStatus('eth'))?.head, 60);
+          assert.equal((await store.reader.getChainStatus('eth'))?.indexed, 10);
         }));
 
       test('every chain is listed, by name', () =>
         withStore(async (store) => {
-          await store.applyBatch(batch({ chain: 'eth', from: 1, to: 3 }));
-          await store.setChainStatus('bsc', { head: 9 });
-          const statuses = await store.listChainStatuses();
+          await store.writer.applyBatch(batch({ chain: 'eth', from: 1, to: 3 }));
+          await store.writer.setChainStatus('bsc', { head: 9 });
+          const statuses = await store.reader.listChainStatuses();
           assert.deepEqual(
             statuses.map((s) => [s.chain, s.head, s.indexed]),
             [
@@ -1348,7 +1365,7 @@ export function runStoreContractSuite(
               ['eth', 8, 3],
             ],
           );
-          assert.deepEqual(statuses[1], await store.getChainStatus('eth'));
+          assert.deepEqual(statuses[1], await store.reader.getChainStatus('eth'));
         }));
     });
 
@@ -1363,48 +1380,54 @@ export function runStoreContractSuite(
 
       test('counts every transfer of every batch and keeps the newest 16 of the chain', () =>
         withStore(async (store) => {
-          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
-          assert.equal(await store.getChainActivity('eth'), null);
+          assert.ok(store.reader.getChainActivity, 'every backend keeps the chain activity');
+          assert.equal(await store.reader.getChainActivity('eth'), null);
           const first = [...burst(2, 3), ...moves(T2, 3, [[H2, H3, 5n]])];
-          await store.applyBatch(batch({ from: 1, to: 3, transfers: first }));
-          const afterFirst = await store.getChainActivity('eth');
+          await store.writer.applyBatch(batch({ from: 1, to: 3, transfers: first }));
+          const afterFirst = await store.reader.getChainActivity('eth');
           assert.equal(afterFirst?.chain, 'eth');
           assert.equal(afterFirst?.transfers, 4);
           assert.deepEqual(afterFirst?.recent, [...first].reverse());
 
           // More than are kept: the newest 16, newest first (block, then log index, descending).
           const second = [...burst(4, 10), ...burst(5, 12)];
-          await store.applyBatch(batch({ from: 4, to: 5, transfers: second }));
-          const afterSecond = await store.getChainActivity('eth');
+          await store.writer.applyBatch(batch({ from: 4, to: 5, transfers: second }));
+          const afterSecond = await store.reader.getChainActivity('eth');
           assert.equal(afterSecond?.transfers, 26);
           assert.deepEqual(afterSecond?.recent, second.slice(-16).reverse());
 
           // A batch without transfers keeps the list; other chains are separate.
-          await store.applyBatch(batch({ from: 6, to: 8 }));
-          await store.applyBatch(batch({ chain: 'bsc', from: 1, to: 1, transfers: burst(1, 2) }));
-          assert.deepEqual(await store.getChainActivity('eth'), afterSecond);
-          assert.equal((await store.getChainActivity('bsc'))?.transfers, 2);
+          await store.writer.applyBatch(batch({ from: 6, to: 8 }));
+          await store.writer.applyBatch(batch({ chain: 'bsc', from: 1, to: 1, transfers: burst(1, 2) }));
+          assert.deepEqual(await store.reader.getChainActivity('eth'), afterSecond);
+          assert.equal((await store.reader.getChainActivity('bsc'))?.transfers, 2);
 
           // Fewer than 16: the batch's own, then the newest from before it.
           const third = moves(T2, 9, [
             [H1, H3, 1n],
             [H3, H1, 1n],
           ]);
-          await store.applyBatch(batch({ from: 9, to: 9, transfers: third }));
-          const afterThird = await store.getChainActivity('eth');
+          await store.writer.applyBatch(batch({ from: 9, to: 9, transfers: third }));
+          const afterThird = await store.reader.getChainActivity('eth');
           assert.equal(afterThird?.transfers, 28);
           assert.deepEqual(afterThird?.recent, [...second.slice(-14), ...third].reverse());
         }));
 
       test('a rollback takes its removed transfers off the count and empties the newest', () =>
         withStore(async (store) => {
-          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
-          await store.applyBatch(batch({ from: 1, to: 3, transfers: [...burst(2, 3), ...burst(3, 4)] }));
-          const result = await store.rollback('eth', 2, blockHash(2));
+          assert.ok(store.reader.getChainActivity, 'every backend keeps the chain activity');
+          await store.writer.applyBatch(
+            batch({ from: 1, to: 3, transfers: [...burst(2, 3), ...burst(3, 4)] }),
+          );
+          const result = await store.writer.rollback('eth', 2, blockHash(2));
           assert.equal(result.removedTransfers, 4);
-          assert.deepEqual(await store.getChainActivity('eth'), { chain: 'eth', transfers: 3, recent: [] });
-          await store.applyBatch(batch({ from: 3, to: 3, transfers: burst(3, 1) }));
-          assert.deepEqual(await store.getChainActivity('eth'), {
+          assert.deepEqual(await store.reader.getChainActivity('eth'), {
+            chain: 'eth',
+            transfers: 3,
+            recent: [],
+          });
+          await store.writer.applyBatch(batch({ from: 3, to: 3, transfers: burst(3, 1) }));
+          assert.deepEqual(await store.reader.getChainActivity('eth'), {
             chain: 'eth',
             transfers: 4,
             recent: burst(3, 1),
@@ -1413,7 +1436,7 @@ export function runStoreContractSuite(
 
       test('NEO asset transfers count and show like any other', () =>
         withStore(async (store) => {
-          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
+          assert.ok(store.reader.getChainActivity, 'every backend keeps the chain activity');
           const asset = `0x${'ab'.repeat(32)}`;
           const nep5 = transfer({
             token: T1,
@@ -1424,7 +1447,7 @@ export function runStoreContractSuite(
             value: 7n,
           });
           const assetMove = { ...nep5, token: asset, logIndex: 1, value: 3n };
-          await store.applyBatch({
+          await store.writer.applyBatch({
             ...batch({ chain: 'neo', from: 1, to: 2, transfers: [nep5] }),
             tokens: [metadata(T1), { address: asset, name: 'NEO', symbol: 'NEO', decimals: 0 }],
             neo: {
@@ -1435,7 +1458,7 @@ export function runStoreContractSuite(
               assets: [],
             },
           });
-          assert.deepEqual(await store.getChainActivity('neo'), {
+          assert.deepEqual(await store.reader.getChainActivity('neo'), {
             chain: 'neo',
             transfers: 2,
             recent: [assetMove, nep5],
@@ -1444,16 +1467,20 @@ export function runStoreContractSuite(
 
       test('a chain known only by its status has no transfers yet', () =>
         withStore(async (store) => {
-          assert.ok(store.getChainActivity, 'every backend keeps the chain activity');
-          await store.setChainStatus('eth', { head: 7 });
-          assert.deepEqual(await store.getChainActivity('eth'), { chain: 'eth', transfers: 0, recent: [] });
+          assert.ok(store.reader.getChainActivity, 'every backend keeps the chain activity');
+          await store.writer.setChainStatus('eth', { head: 7 });
+          assert.deepEqual(await store.reader.getChainActivity('eth'), {
+            chain: 'eth',
+            transfers: 0,
+            recent: [],
+          });
         }));
 
       test('the storage size is a positive whole number of bytes', () =>
         withStore(async (store) => {
-          assert.ok(store.storageBytes, 'every backend tells its storage size');
-          await store.applyBatch(batch({ from: 1, to: 2, transfers: burst(2, 50) }));
-          const bytes = await store.storageBytes();
+          assert.ok(store.reader.storageBytes, 'every backend tells its storage size');
+          await store.writer.applyBatch(batch({ from: 1, to: 2, transfers: burst(2, 50) }));
+          const bytes = await store.reader.storageBytes();
           assert.ok(Number.isSafeInteger(bytes) && bytes > 0, `storageBytes() = ${bytes}`);
         }));
     });
@@ -1476,24 +1503,24 @@ export function runStoreContractSuite(
 
       test('create, list, find and revoke by id or hash', () =>
         withStore(async (store) => {
-          await store.createApiKey(second);
-          await store.createApiKey(first);
-          assert.deepEqual(await store.listApiKeys(), [first, second]);
-          assert.deepEqual(await store.findApiKeyByHash(first.hash), first);
-          assert.equal(await store.findApiKeyByHash('c'.repeat(64)), null);
+          await store.keys.createApiKey(second);
+          await store.keys.createApiKey(first);
+          assert.deepEqual(await store.keys.listApiKeys(), [first, second]);
+          assert.deepEqual(await store.keys.findApiKeyByHash(first.hash), first);
+          assert.equal(await store.keys.findApiKeyByHash('c'.repeat(64)), null);
 
-          assert.equal(await store.revokeApiKey(first.id, 1_700_000_001_000), true);
-          assert.deepEqual(await store.findApiKeyByHash(first.hash), {
+          assert.equal(await store.keys.revokeApiKey(first.id, 1_700_000_001_000), true);
+          assert.deepEqual(await store.keys.findApiKeyByHash(first.hash), {
             ...first,
             revokedAt: 1_700_000_001_000,
           });
-          assert.equal(await store.revokeApiKey(first.id, 1_700_000_002_000), false);
-          assert.equal(await store.revokeApiKey(first.hash, 1_700_000_002_000), false);
-          assert.equal((await store.findApiKeyByHash(first.hash))?.revokedAt, 1_700_000_001_000);
+          assert.equal(await store.keys.revokeApiKey(first.id, 1_700_000_002_000), false);
+          assert.equal(await store.keys.revokeApiKey(first.hash, 1_700_000_002_000), false);
+          assert.equal((await store.keys.findApiKeyByHash(first.hash))?.revokedAt, 1_700_000_001_000);
 
-          assert.equal(await store.revokeApiKey(second.hash, 1_700_000_003_000), true);
-          assert.equal(await store.revokeApiKey('nope', 1_700_000_003_000), false);
-          assert.deepEqual(await store.listApiKeys(), [
+          assert.equal(await store.keys.revokeApiKey(second.hash, 1_700_000_003_000), true);
+          assert.equal(await store.keys.revokeApiKey('nope', 1_700_000_003_000), false);
+          assert.deepEqual(await store.keys.listApiKeys(), [
             { ...first, revokedAt: 1_700_000_001_000 },
             { ...second, revokedAt: 1_700_000_003_000 },
           ]);
@@ -1501,10 +1528,10 @@ export function runStoreContractSuite(
 
       test('a duplicate id or hash is refused', () =>
         withStore(async (store) => {
-          await store.createApiKey(first);
-          await assert.rejects(store.createApiKey({ ...second, id: first.id }));
-          await assert.rejects(store.createApiKey({ ...second, hash: first.hash }));
-          assert.deepEqual(await store.listApiKeys(), [first]);
+          await store.keys.createApiKey(first);
+          await assert.rejects(store.keys.createApiKey({ ...second, id: first.id }));
+          await assert.rejects(store.keys.createApiKey({ ...second, hash: first.hash }));
+          assert.deepEqual(await store.keys.listApiKeys(), [first]);
         }));
 
       test('rate limits and allow-lists round-trip exactly, and absent fields stay absent', () =>
@@ -1516,35 +1543,35 @@ export function runStoreContractSuite(
             allowIps: ['203.0.113.0/24', '2001:db8::/32', '192.0.2.7/32'],
           };
           const unlimited: ApiKeyRecord = { ...second, rateLimit: 'unlimited' };
-          await store.createApiKey(limited);
-          await store.createApiKey(unlimited);
-          assert.deepEqual(await store.listApiKeys(), [limited, unlimited]);
-          assert.deepEqual(await store.findApiKeyByHash(limited.hash), limited);
-          assert.deepEqual(await store.findApiKeyByHash(unlimited.hash), unlimited);
+          await store.keys.createApiKey(limited);
+          await store.keys.createApiKey(unlimited);
+          assert.deepEqual(await store.keys.listApiKeys(), [limited, unlimited]);
+          assert.deepEqual(await store.keys.findApiKeyByHash(limited.hash), limited);
+          assert.deepEqual(await store.keys.findApiKeyByHash(unlimited.hash), unlimited);
 
           // Set by id, then by hash; each call replaces both fields.
           assert.equal(
-            await store.setApiKeyLimits(limited.id, { rateLimit: { perSecond: 2.5, burst: 1 } }),
+            await store.keys.setApiKeyLimits(limited.id, { rateLimit: { perSecond: 2.5, burst: 1 } }),
             true,
           );
-          assert.deepEqual(await store.findApiKeyByHash(limited.hash), {
+          assert.deepEqual(await store.keys.findApiKeyByHash(limited.hash), {
             ...first,
             rateLimit: { perSecond: 2.5, burst: 1 },
           });
-          assert.equal(await store.setApiKeyLimits(unlimited.hash, { allowIps: ['::1/128'] }), true);
-          assert.deepEqual(await store.findApiKeyByHash(unlimited.hash), {
+          assert.equal(await store.keys.setApiKeyLimits(unlimited.hash, { allowIps: ['::1/128'] }), true);
+          assert.deepEqual(await store.keys.findApiKeyByHash(unlimited.hash), {
             ...second,
             allowIps: ['::1/128'],
           });
           // An empty list is "any address", given back absent.
-          assert.equal(await store.setApiKeyLimits(unlimited.id, { allowIps: [] }), true);
-          assert.deepEqual(await store.findApiKeyByHash(unlimited.hash), second);
+          assert.equal(await store.keys.setApiKeyLimits(unlimited.id, { allowIps: [] }), true);
+          assert.deepEqual(await store.keys.findApiKeyByHash(unlimited.hash), second);
 
           // Unknown and revoked keys are not changed.
-          assert.equal(await store.setApiKeyLimits('nope', { rateLimit: 'unlimited' }), false);
-          assert.equal(await store.revokeApiKey(limited.id, 1_700_000_001_000), true);
-          assert.equal(await store.setApiKeyLimits(limited.id, { rateLimit: 'unlimited' }), false);
-          assert.deepEqual((await store.findApiKeyByHash(limited.hash))?.rateLimit, {
+          assert.equal(await store.keys.setApiKeyLimits('nope', { rateLimit: 'unlimited' }), false);
+          assert.equal(await store.keys.revokeApiKey(limited.id, 1_700_000_001_000), true);
+          assert.equal(await store.keys.setApiKeyLimits(limited.id, { rateLimit: 'unlimited' }), false);
+          assert.deepEqual((await store.keys.findApiKeyByHash(limited.hash))?.rateLimit, {
             perSecond: 2.5,
             burst: 1,
           });
@@ -1552,14 +1579,14 @@ export function runStoreContractSuite(
 
       test('limits no parser produces are refused before they are stored', () =>
         withStore(async (store) => {
-          await store.createApiKey(first);
+          await store.keys.createApiKey(first);
           for (const rateLimit of [
             { perSecond: 0, burst: 1 },
             { perSecond: Number.NaN, burst: 1 },
             { perSecond: 1, burst: 0 },
             { perSecond: 1, burst: 1.5 },
           ]) {
-            await assert.rejects(store.setApiKeyLimits(first.id, { rateLimit }));
+            await assert.rejects(store.keys.setApiKeyLimits(first.id, { rateLimit }));
           }
           for (const allowIps of [
             ['10.0.0.1/8'],
@@ -1567,10 +1594,10 @@ export function runStoreContractSuite(
             ['not an ip'],
             ['2001:DB8::/32'],
           ]) {
-            await assert.rejects(store.setApiKeyLimits(first.id, { allowIps }));
-            await assert.rejects(store.createApiKey({ ...second, allowIps }));
+            await assert.rejects(store.keys.setApiKeyLimits(first.id, { allowIps }));
+            await assert.rejects(store.keys.createApiKey({ ...second, allowIps }));
           }
-          assert.deepEqual(await store.listApiKeys(), [first]);
+          assert.deepEqual(await store.keys.listApiKeys(), [first]);
         }));
     });
 
@@ -1586,7 +1613,7 @@ export function runStoreContractSuite(
               [7, 12],
             ]),
           );
-          await store.updateSupplies('eth', [
+          await store.writer.updateSupplies('eth', [
             {
               address: history.tokens[0]!,
               totalSupply: MAX_UINT256,
@@ -1595,8 +1622,8 @@ export function runStoreContractSuite(
               atBlock: 12,
             },
           ]);
-          await store.setChainStatus('eth', { head: 99, lastError: 'slow node' });
-          await store.createApiKey({
+          await store.writer.setChainStatus('eth', { head: 99, lastError: 'slow node' });
+          await store.keys.createApiKey({
             id: 'k',
             hash: 'f'.repeat(64),
             label: 'ci',
@@ -1604,16 +1631,16 @@ export function runStoreContractSuite(
             revokedAt: null,
           });
           const before = await snapshot(store, 'eth', history.tokens, history.parties);
-          const statusBefore = await store.getChainStatus('eth');
+          const statusBefore = await store.reader.getChainStatus('eth');
           await store.close();
 
           const reopened = await context.reopen();
           assert.deepEqual(await snapshot(reopened, 'eth', history.tokens, history.parties), before);
-          assert.deepEqual(await reopened.getChainStatus('eth'), statusBefore);
-          assert.deepEqual(await reopened.getBlockRefs('eth', 0, 100), refs(1, 12));
-          assert.equal((await reopened.listApiKeys()).length, 1);
-          await reopened.applyBatch(batch({ from: 13, to: 13 }));
-          assert.equal((await reopened.getCheckpoint('eth'))?.block, 13);
+          assert.deepEqual(await reopened.reader.getChainStatus('eth'), statusBefore);
+          assert.deepEqual(await reopened.writer.getBlockRefs('eth', 0, 100), refs(1, 12));
+          assert.equal((await reopened.keys.listApiKeys()).length, 1);
+          await reopened.writer.applyBatch(batch({ from: 13, to: 13 }));
+          assert.equal((await reopened.writer.getCheckpoint('eth'))?.block, 13);
         }));
     });
 

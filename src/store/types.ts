@@ -300,11 +300,11 @@ export interface WriterLease {
   /** The election number (see {@link ChainWriter.epoch}). */
   readonly epoch: number;
   /**
-   * The store to write the chain through. Each of its write transactions for the chain checks that
+   * The writer to write the chain through. Each of its write transactions for the chain checks that
    * this lease is still the newest election and fails with {@link WriterLeaseLostError} otherwise,
-   * so a writer that lost its lease can never commit (fencing). Reads and `close` are the store's.
+   * so a writer that lost its lease can never commit (fencing).
    */
-  readonly store: Store;
+  readonly writer: StoreWriter;
   /** Aborted when the lease is lost: its lock connection failed, or a newer writer was elected. */
   readonly lost: AbortSignal;
   /** Gives the chain up, so a standby can take over at once. Idempotent. */
@@ -342,9 +342,12 @@ export interface TokenPage {
   tokens: TokenRecord[];
 }
 
-export interface Store {
-  /** Backend name for logs and `/status`: `sqlite` or `postgres`. */
-  readonly kind: string;
+/**
+ * What the indexer uses: the writes of one chain (a single writer per chain) and the few reads
+ * that decide them. A fenced writer (PostgreSQL writer election) and the SQLite writer thread are
+ * other `StoreWriter`s over the same store.
+ */
+export interface StoreWriter {
   /**
    * True when `applyBatch` calls are applied one at a time in the order they are made (the SQLite
    * writer thread: one queue), so a caller may send the next batch before the previous one has
@@ -352,8 +355,6 @@ export interface Store {
    * the checkpoint). Otherwise a caller waits for each batch before sending the next.
    */
   readonly ordersBatches?: boolean;
-
-  // ---- indexer (single writer per chain) ----
   getCheckpoint(chain: string): Promise<Checkpoint | null>;
   /**
    * Applies a batch atomically: transfers, starting balances (`seeds`), balances, holder/transfer
@@ -379,8 +380,16 @@ export interface Store {
   seededHolders(chain: string, pairs: readonly { token: string; holder: string }[]): Promise<boolean[]>;
   /** Records the node head and the last error (null clears it) outside any batch. */
   setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void>;
+  /** NEO: the rows of the output table that `refs` name; spent outputs and outputs never stored are absent. */
+  getNeoOutputs(chain: string, refs: readonly { txid: string; n: number }[]): Promise<NeoOutputRow[]>;
+  /** The reads of {@link StoreReader} and {@link NeoReader} the indexer decides by. */
+  getChainStatus: StoreReader['getChainStatus'];
+  getToken: StoreReader['getToken'];
+  getNeoToken: NeoReader['getNeoToken'];
+}
 
-  // ---- API reads ----
+/** What the API reads (and the dashboard and `/metrics` beside it). */
+export interface StoreReader {
   getChainStatus(chain: string): Promise<ChainStatus | null>;
   listChainStatuses(): Promise<ChainStatus[]>;
   getToken(chain: string, address: string): Promise<TokenRecord | null>;
@@ -394,8 +403,25 @@ export interface Store {
    * `ChainStatus.balancesBlock` when that is set (see `IndexBatch.deferBalances`).
    */
   getBalance(chain: string, token: string, holder: string): Promise<bigint>;
+  /**
+   * Optional, synchronous (it sits on every request's path): a number that changes whenever
+   * anything the read methods answer may have changed, through this handle or any other
+   * connection. Another connection's commit may show up to a few milliseconds late (the
+   * backend says how late). The API's response cache is valid while it stays the same; a
+   * backend without it is served uncached.
+   */
+  readVersion?(): number;
+  /**
+   * Optional: the chain's transfer count and newest transfers (dashboard, `/metrics`); null before
+   * anything was recorded for the chain.
+   */
+  getChainActivity?(chain: string): Promise<ChainActivity | null>;
+  /** Optional: bytes the store takes (SQLite: the database file and its WAL; PostgreSQL: `pg_database_size`). */
+  storageBytes?(): Promise<number>;
+}
 
-  // ---- whole-history scans (verification; not for the API's hot path) ----
+/** Whole-history scans, for `verify` (not for the API's hot path). */
+export interface HistoryScans {
   /** Transfers of one token oldest first (block, then log index), strictly after `after` when given. */
   scanTransfers(
     chain: string,
@@ -424,35 +450,20 @@ export interface Store {
     afterHolder: string | null,
     limit: number,
   ): Promise<SeedBalance[]>;
-  /**
-   * Optional, synchronous (it sits on every request's path): a number that changes whenever
-   * anything the read methods above answer may have changed, through this handle or any other
-   * connection. Another connection's commit may show up to a few milliseconds late (the
-   * backend says how late). The API's response cache is valid while it stays the same; a
-   * backend without it is served uncached.
-   */
-  readVersion?(): number;
+}
 
-  // ---- operator views (dashboard, /metrics); both backends have them ----
-  /**
-   * Optional: the chain's transfer count and newest transfers; null before anything was
-   * recorded for the chain.
-   */
-  getChainActivity?(chain: string): Promise<ChainActivity | null>;
-  /** Optional: bytes the store takes (SQLite: the database file and its WAL; PostgreSQL: `pg_database_size`). */
-  storageBytes?(): Promise<number>;
-
-  // ---- NEO ----
-  /** The rows of the output table that `refs` name; spent outputs and outputs never stored are absent. */
-  getNeoOutputs(chain: string, refs: readonly { txid: string; n: number }[]): Promise<NeoOutputRow[]>;
+/** What the NEO operations read beside {@link StoreReader}. */
+export interface NeoReader {
   /** A NEP-5 token or global asset with its NEO fields, or null when unknown. */
   getNeoToken(chain: string, address: string): Promise<NeoTokenRecord | null>;
   /** NEP-5 tokens and global assets together, ordered like `listTokens`. */
   listNeoTokens(chain: string, offset: number, limit: number): Promise<NeoTokenPage>;
   /** Deployed contracts, newest first: block, then transaction position, descending. */
   listNeoContracts(chain: string, offset: number, limit: number): Promise<NeoContractRecord[]>;
+}
 
-  // ---- API keys ----
+/** API keys: `keys` commands write them, the API looks them up. */
+export interface ApiKeyStore {
   createApiKey(key: ApiKeyRecord): Promise<void>;
   listApiKeys(): Promise<ApiKeyRecord[]>;
   /** Revokes by id or by hash; returns false when no active key matched. */
@@ -460,8 +471,21 @@ export interface Store {
   findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
   /** Replaces the rate limit and allow-list of an active key, by id or by hash; false when none matched. */
   setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean>;
+}
 
-  // ---- writer election (backends shared by several processes) ----
+/**
+ * An open store, handed out by role: each consumer takes only the parts it uses (the API
+ * `reader`, `neo` and `keys`; the indexer `writer`; `verify` `scans`), and a wrapper swaps or
+ * wraps one part (a read replica swaps `reader` and `neo`; a writer lease wraps `writer`).
+ */
+export interface Store {
+  /** Backend name for logs and `/status`: `sqlite` or `postgres`. */
+  readonly kind: string;
+  readonly writer: StoreWriter;
+  readonly reader: StoreReader;
+  readonly scans: HistoryScans;
+  readonly neo: NeoReader;
+  readonly keys: ApiKeyStore;
   /**
    * Optional: waits until this process is the one writer of `chain` among all processes sharing
    * the store, and resolves with the lease; resolves with null when `options.signal` aborts
@@ -469,6 +493,16 @@ export interface Store {
    * write through the store itself (see `acquireWriterLease` in `writer-lease.ts`).
    */
   acquireWriterLease?(chain: string, options: WriterLeaseOptions): Promise<WriterLease | null>;
-
   close(): Promise<void>;
+}
+
+/** The parts an API process reads. */
+export type ApiStore = Pick<Store, 'kind' | 'reader' | 'neo' | 'keys'>;
+
+/** A store's parts as one flat object: what a backend built as one closure implements. */
+export type FlatStore = StoreWriter & StoreReader & HistoryScans & NeoReader & ApiKeyStore;
+
+/** Hands out a flat backend object by role: every part is the same object, seen through its role. */
+export function storeOfParts(kind: string, flat: FlatStore, close: () => Promise<void>): Store {
+  return { kind, writer: flat, reader: flat, scans: flat, neo: flat, keys: flat, close };
 }

@@ -2,7 +2,7 @@
  * Writer election, as the indexer sees it: one call that waits until this process may write a
  * chain, whatever the backend. PostgreSQL elects one writer per chain among any number of
  * processes (postgres/writer-election.ts); SQLite has no election and is written by one indexing
- * process per file, so its "lease" is the store itself, never lost.
+ * process per file, so its "lease" is the store's own writer, never lost.
  */
 import { TokenqueryError } from '../internal/errors.js';
 import type { Store, WriterLease, WriterLeaseOptions } from './types.js';
@@ -20,7 +20,7 @@ function unelectedLease(store: Store, chain: string): WriterLease {
   return {
     chain,
     epoch: 0,
-    store,
+    writer: store.writer,
     lost: new AbortController().signal,
     async release() {},
   };

@@ -156,7 +156,7 @@ describe('dashboard data', () => {
     assert.equal(eth.lag, status.chains.eth!.lag);
     assert.equal(eth.transfers, ETH_TRANSFERS.length);
 
-    const ranked = await fx.store.listTokens('eth', 0, 10);
+    const ranked = await fx.store.reader.listTokens('eth', 0, 10);
     assert.deepEqual(
       body.topTokens.eth!.map((t) => [t.symbol, t.holders, t.transfers]),
       ranked.tokens.map((t) => [t.symbol, t.holderCount, t.transferCount]),

@@ -206,8 +206,8 @@ async function buildData(ctx: RouteContext, progress: ChainProgressTracker): Pro
     chains.map(async ({ chain }) => {
       const page =
         chain === 'neo'
-          ? await ctx.store.listNeoTokens(chain, 0, DASHBOARD_TOP_TOKENS)
-          : await ctx.store.listTokens(chain, 0, DASHBOARD_TOP_TOKENS);
+          ? await ctx.store.neo.listNeoTokens(chain, 0, DASHBOARD_TOP_TOKENS)
+          : await ctx.store.reader.listTokens(chain, 0, DASHBOARD_TOP_TOKENS);
       const tokens: DashboardToken[] = page.tokens.map((t) => ({
         token: shorten(t.address),
         symbol: clip(t.symbol),
@@ -242,7 +242,7 @@ async function describeTransfers(
 ): Promise<DashboardTransfer[]> {
   const tokens = new Map<string, TokenRecord | null>();
   for (const t of transfers) {
-    if (!tokens.has(t.token)) tokens.set(t.token, await ctx.store.getToken(chain, t.token));
+    if (!tokens.has(t.token)) tokens.set(t.token, await ctx.store.reader.getToken(chain, t.token));
   }
   return transfers.map((t) => {
     const token = tokens.get(t.token) ?? null;

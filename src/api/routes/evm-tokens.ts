@@ -20,7 +20,7 @@ import { pathParams, type RouteContext, registerOperation, requireEvmChain } fro
 
 /** The token, or 404 `无数据` when the index does not know it. */
 export async function findToken(ctx: RouteContext, chain: string, address: string): Promise<TokenRecord> {
-  const token = await ctx.store.getToken(chain, address);
+  const token = await ctx.store.reader.getToken(chain, address);
   if (token === null) throw noData();
   return token;
 }
@@ -55,8 +55,8 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
           // Read together; the token check still decides the answer before the list is used.
           const [token, transfers, status] = await Promise.all([
             findToken(ctx, chain, address),
-            ctx.store.listTransfers(chain, address, offset, size),
-            ctx.store.getChainStatus(chain),
+            ctx.store.reader.listTransfers(chain, address, offset, size),
+            ctx.store.reader.getChainStatus(chain),
           ]);
           const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
           return okBodyFromJson(transferListJson(token, transfers, head));
@@ -73,7 +73,7 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const chain = requireEvmChain(ctx, params.chain);
       const { page, size, offset } = parsePaging(params.page, params.size);
       return sendCachedOk(ctx.responses, reply, `tokens ${chain} ${page} ${size}`, async () =>
-        okBody(reply, tokenPage(chain, page, size, await ctx.store.listTokens(chain, offset, size))),
+        okBody(reply, tokenPage(chain, page, size, await ctx.store.reader.listTokens(chain, offset, size))),
       );
     },
   });

@@ -32,7 +32,7 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
     auth: false,
     async handler(request, reply) {
       try {
-        await ctx.store.listChainStatuses();
+        await ctx.store.reader.listChainStatuses();
       } catch (error) {
         request.log.error({ err: error }, 'health check: store unavailable');
         return reply.code(503).type(JSON_CONTENT_TYPE).send('{"status":"unavailable"}');
@@ -45,7 +45,7 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
     url: '/status',
     auth: false,
     async handler(_request, reply) {
-      const statuses = new Map((await ctx.store.listChainStatuses()).map((s) => [s.chain, s]));
+      const statuses = new Map((await ctx.store.reader.listChainStatuses()).map((s) => [s.chain, s]));
       const out: Record<string, ChainProgress> = {};
       for (const chain of chains) {
         const s = statuses.get(chain);

@@ -39,7 +39,7 @@ function requireNeo(ctx: RouteContext): string {
 
 /** The NEP-5 token or global asset, or 404 `无数据`. */
 async function findNeoToken(ctx: RouteContext, address: string): Promise<NeoTokenRecord> {
-  const token = await ctx.store.getNeoToken(NEO, address);
+  const token = await ctx.store.neo.getNeoToken(NEO, address);
   if (token === null) throw noData();
   return token;
 }
@@ -90,8 +90,8 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const { offset, size } = parsePaging(params.page, params.size);
       const [token, transfers, status] = await Promise.all([
         findNeoToken(ctx, address),
-        ctx.store.listTransfers(chain, address, offset, size),
-        ctx.store.getChainStatus(chain),
+        ctx.store.reader.listTransfers(chain, address, offset, size),
+        ctx.store.reader.getChainStatus(chain),
       ]);
       const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
       return sendOk(reply, neoTransferList(token, transfers, head));
@@ -115,7 +115,7 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const params = pathParams<'page' | 'size'>(request);
       const chain = requireNeo(ctx);
       const { page, size, offset } = parsePaging(params.page, params.size);
-      return sendOk(reply, neoTokenPage(page, size, await ctx.store.listNeoTokens(chain, offset, size)));
+      return sendOk(reply, neoTokenPage(page, size, await ctx.store.neo.listNeoTokens(chain, offset, size)));
     },
   });
 
@@ -126,7 +126,7 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const params = pathParams<'page' | 'size'>(request);
       const chain = requireNeo(ctx);
       const { offset, size } = parsePaging(params.page, params.size);
-      return sendOk(reply, neoContractList(await ctx.store.listNeoContracts(chain, offset, size)));
+      return sendOk(reply, neoContractList(await ctx.store.neo.listNeoContracts(chain, offset, size)));
     },
   });
 }

@@ -110,7 +110,7 @@ export interface FixtureOptions {
 }
 
 async function seed(store: Store): Promise<void> {
-  await store.applyBatch({
+  await store.writer.applyBatch({
     chain: 'eth',
     fromBlock: 100,
     toBlock: ETH_INDEXED,
@@ -121,7 +121,7 @@ async function seed(store: Store): Promise<void> {
     head: ETH_HEAD,
     pruneBlocksBelow: 0,
   });
-  await store.updateSupplies('eth', [
+  await store.writer.updateSupplies('eth', [
     { address: USDC, totalSupply: 1_500_000n, cap: null, burnedBalance: null, atBlock: ETH_INDEXED },
     {
       address: BIG,
@@ -134,7 +134,7 @@ async function seed(store: Store): Promise<void> {
     { address: OVERBURNED, totalSupply: 500n, cap: null, burnedBalance: 700n, atBlock: ETH_INDEXED },
   ]);
   // The same address on another chain is another token.
-  await store.applyBatch({
+  await store.writer.applyBatch({
     chain: 'bsc',
     fromBlock: 1,
     toBlock: BSC_INDEXED,
@@ -145,10 +145,10 @@ async function seed(store: Store): Promise<void> {
     head: BSC_INDEXED,
     pruneBlocksBelow: 0,
   });
-  await store.updateSupplies('bsc', [
+  await store.writer.updateSupplies('bsc', [
     { address: USDC, totalSupply: 7n, cap: null, burnedBalance: null, atBlock: BSC_INDEXED },
   ]);
-  await store.setChainStatus('bsc', { head: BSC_HEAD, lastError: BSC_ERROR });
+  await store.writer.setChainStatus('bsc', { head: BSC_HEAD, lastError: BSC_ERROR });
 }
 
 export async function startApiFixture(options: FixtureOptions = {}): Promise<ApiFixture> {
@@ -160,7 +160,7 @@ export async function startApiFixture(options: FixtureOptions = {}): Promise<Api
 
   async function addKey(label = 'test'): Promise<{ key: string; id: string }> {
     const { key, id, hash } = generateApiKey();
-    await store.createApiKey({ id, hash, label, createdAt: Date.now(), revokedAt: null });
+    await store.keys.createApiKey({ id, hash, label, createdAt: Date.now(), revokedAt: null });
     return { key, id };
   }
   const { key, id: keyId } = await addKey();

@@ -73,10 +73,10 @@ describe('synthetic exports', () => {
         assert.equal(summary.newTokens, counts.size, name);
         for (const [key, balance] of balances) {
           const [token, holder] = key.split('/') as [string, string];
-          assert.equal(await store.getBalance('eth', token, holder), balance, `${name}: ${key}`);
+          assert.equal(await store.reader.getBalance('eth', token, holder), balance, `${name}: ${key}`);
         }
         for (const [token, count] of counts) {
-          const record = await store.getToken('eth', token);
+          const record = await store.reader.getToken('eth', token);
           assert.equal(record?.transferCount, count, name);
           const holders = [...balances].filter(
             ([k, b]) => k.startsWith(`${token}/`) && b > 0n && !k.endsWith(ZERO_ADDRESS),
@@ -84,7 +84,7 @@ describe('synthetic exports', () => {
           assert.equal(record?.holderCount, holders.length, name);
         }
         const [sample] = generated.block(generated.firstBlock + 3);
-        const [stored] = (await store.listTransfers('eth', sample!.token, 0, SMALL.transfers)).filter(
+        const [stored] = (await store.reader.listTransfers('eth', sample!.token, 0, SMALL.transfers)).filter(
           (t) => t.blockNumber === sample!.blockNumber && t.logIndex === sample!.logIndex,
         );
         assert.deepEqual(

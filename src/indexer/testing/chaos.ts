@@ -111,11 +111,11 @@ export async function waitFor(
 /** A store backend the scenarios can run on. */
 /** eth's checkpoint is at `head`, on the node's chain (the same block hash), and every supply is read. */
 export async function caughtUp(store: Store, nodeUrl: string, head: number): Promise<boolean> {
-  const checkpoint = await store.getCheckpoint('eth');
+  const checkpoint = await store.writer.getCheckpoint('eth');
   if (checkpoint?.block !== head) return false;
-  const [ref] = await store.getBlockRefs('eth', head, head);
+  const [ref] = await store.writer.getBlockRefs('eth', head, head);
   if (ref?.hash !== (await getBlock(nodeUrl, head))?.hash) return false;
-  return (await store.tokensNeedingSupply('eth', -1, 1)).length === 0;
+  return (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0;
 }
 
 export interface ChaosBackend {
@@ -211,23 +211,23 @@ export interface StoreSnapshot {
 export async function snapshotStore(store: Store, chain: string): Promise<StoreSnapshot> {
   const tokens: TokenRecord[] = [];
   for (let offset = 0; ; offset += 500) {
-    const page = await store.listTokens(chain, offset, 500);
+    const page = await store.reader.listTokens(chain, offset, 500);
     tokens.push(...page.tokens);
     if (page.tokens.length < 500) break;
   }
   const transfers = new Map<string, TransferRecord[]>();
   const balances = new Map<string, Map<string, bigint>>();
   for (const token of tokens) {
-    const list = await store.listTransfers(chain, token.address, 0, token.transferCount + 1000);
+    const list = await store.reader.listTransfers(chain, token.address, 0, token.transferCount + 1000);
     transfers.set(token.address, list);
     const holders = new Set<string>();
     for (const t of list) holders.add(t.from).add(t.to);
     const perHolder = new Map<string, bigint>();
     for (const holder of [...holders].sort())
-      perHolder.set(holder, await store.getBalance(chain, token.address, holder));
+      perHolder.set(holder, await store.reader.getBalance(chain, token.address, holder));
     balances.set(token.address, perHolder);
   }
-  return { checkpoint: await store.getCheckpoint(chain), tokens, transfers, balances };
+  return { checkpoint: await store.writer.getCheckpoint(chain), tokens, transfers, balances };
 }
 
 const show = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
@@ -433,7 +433,7 @@ export async function diffStoreAgainstNode(
     for (const k of nodeKeys) if (!storedKeys.has(k)) push(`token ${address}: missing transfer ${k}`);
     let holders = 0;
     for (const [holder, balance] of expected.balances) {
-      const mine = await store.getBalance(chain, address, holder);
+      const mine = await store.reader.getBalance(chain, address, holder);
       if (mine !== balance) push(`token ${address}: balance of ${holder} ${mine}, balanceOf ${balance}`);
       if (balance > 0n) holders++;
     }

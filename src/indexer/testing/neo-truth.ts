@@ -106,10 +106,10 @@ export function holdersOf(truth: NeoWindowTruth, asset: string): number {
 /** The store equals the truth of the window: every asset's transfers, holders and balances, RPX's mints, deployments. */
 export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTruth): Promise<void> {
   for (const [asset, transfers] of truth.assetTransfers) {
-    const token = await store.getNeoToken('neo', asset);
+    const token = await store.neo.getNeoToken('neo', asset);
     assert.ok(token, `asset ${asset} missing`);
     assert.equal(token.transferCount, transfers.length, `transfer count of ${asset}`);
-    const stored = await store.listTransfers('neo', asset, 0, 1000);
+    const stored = await store.reader.listTransfers('neo', asset, 0, 1000);
     const key = (t: {
       blockNumber: number;
       txIndex: number;
@@ -121,14 +121,14 @@ export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTrut
     assert.deepEqual(stored.map(key).sort(), transfers.map(key).sort(), `transfers of ${asset}`);
     assert.equal(token.holderCount, holdersOf(truth, asset), `holders of ${asset}`);
     for (const [address, balance] of truth.balances.get(asset) ?? []) {
-      assert.equal(await store.getBalance('neo', asset, address), balance, `${address} in ${asset}`);
+      assert.equal(await store.reader.getBalance('neo', asset, address), balance, `${address} in ${asset}`);
     }
   }
-  const rpx = await store.getNeoToken('neo', RPX_HASH);
+  const rpx = await store.neo.getNeoToken('neo', RPX_HASH);
   assert.ok(rpx, 'RPX missing');
   assert.equal(rpx.transferCount, truth.rpxMints.length);
   assert.equal(rpx.holderCount, new Set(truth.rpxMints.map((m) => m.to)).size);
-  const mints = await store.listTransfers('neo', RPX_HASH, 0, 10);
+  const mints = await store.reader.listTransfers('neo', RPX_HASH, 0, 10);
   assert.deepEqual(
     mints
       .map((t) => ({ token: t.token, txHash: t.txHash, from: t.from, to: t.to, value: t.value }))
@@ -136,10 +136,10 @@ export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTrut
     truth.rpxMints,
   );
   for (const mint of truth.rpxMints) {
-    assert.equal(await store.getBalance('neo', RPX_HASH, mint.to), mint.value);
+    assert.equal(await store.reader.getBalance('neo', RPX_HASH, mint.to), mint.value);
   }
   assert.deepEqual(
-    (await store.listNeoContracts('neo', 0, 50)).map((c) => [
+    (await store.neo.listNeoContracts('neo', 0, 50)).map((c) => [
       c.hash,
       c.time,
       c.name,

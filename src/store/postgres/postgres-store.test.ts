@@ -155,11 +155,11 @@ if (unreachable !== null) {
           MIGRATIONS.map((m, i) => [i + 1, m.name]),
         );
         // Every handle works on the one schema.
-        await Promise.all(stores.map((store, i) => store.setChainStatus(`c${i}`, { head: i })));
-        assert.equal((await stores[0]!.listChainStatuses()).length, stores.length);
+        await Promise.all(stores.map((store, i) => store.writer.setChainStatus(`c${i}`, { head: i })));
+        assert.equal((await stores[0]!.reader.listChainStatuses()).length, stores.length);
         // A later open finds the schema current.
         stores.push(await openIn(fresh.url));
-        assert.equal((await stores.at(-1)!.listChainStatuses()).length, 6);
+        assert.equal((await stores.at(-1)!.reader.listChainStatuses()).length, 6);
       } finally {
         for (const store of stores) await store.close();
         await fresh.drop();
@@ -174,9 +174,9 @@ if (unreachable !== null) {
         await migrate(client, silentLogger(), MIGRATIONS.slice(0, 1));
         await client.end();
         const store = await openIn(url);
-        await store.applyBatch(mintBatch(1, 1));
-        assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 5n);
-        assert.deepEqual(await store.listNeoContracts('neo', 0, 10), []);
+        await store.writer.applyBatch(mintBatch(1, 1));
+        assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 5n);
+        assert.deepEqual(await store.neo.listNeoContracts('neo', 0, 10), []);
         await store.close();
         const applied = await querySql<{ version: number }>(url, `SELECT version FROM ${MIGRATIONS_TABLE}`);
         assert.deepEqual(
@@ -207,18 +207,18 @@ if (unreachable !== null) {
         const batch = mintBatch(1, 1, MAX_UINT256);
         // A hostile token can mint 2^256 − 1 to one holder twice: the balance leaves uint256.
         batch.transfers.push({ ...batch.transfers[0]!, logIndex: 1 });
-        await store.applyBatch(batch);
-        assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 2n * MAX_UINT256);
-        assert.equal(await store.getBalance('eth', TOKEN, ZERO_ADDRESS), -2n * MAX_UINT256);
-        const listed = await store.listTransfers('eth', TOKEN, 0, 10);
+        await store.writer.applyBatch(batch);
+        assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 2n * MAX_UINT256);
+        assert.equal(await store.reader.getBalance('eth', TOKEN, ZERO_ADDRESS), -2n * MAX_UINT256);
+        const listed = await store.reader.listTransfers('eth', TOKEN, 0, 10);
         assert.deepEqual(
           listed.map((t) => t.value),
           [MAX_UINT256, MAX_UINT256],
         );
-        await store.updateSupplies('eth', [
+        await store.writer.updateSupplies('eth', [
           { address: TOKEN, totalSupply: MAX_UINT256, cap: MAX_UINT256, burnedBalance: 0n, atBlock: 1 },
         ]);
-        assert.equal((await store.getToken('eth', TOKEN))?.totalSupply, MAX_UINT256);
+        assert.equal((await store.reader.getToken('eth', TOKEN))?.totalSupply, MAX_UINT256);
         const raw = await querySql<{ value: string; type: string }>(
           url,
           'SELECT value::text AS value, pg_typeof(value)::text AS type FROM transfers LIMIT 1',
@@ -228,9 +228,9 @@ if (unreachable !== null) {
 
     test('a batch that fails at its last statement leaves nothing behind', () =>
       withStore(async (store, url) => {
-        await store.applyBatch(mintBatch(1, 1));
+        await store.writer.applyBatch(mintBatch(1, 1));
         const before = await tableCounts(url);
-        const statusBefore = await store.getChainStatus('eth');
+        const statusBefore = await store.reader.getChainStatus('eth');
         const bad = mintBatch(2, 2, 7n);
         bad.transfers.push({ ...bad.transfers[0]!, token: OTHER, logIndex: 1, to: OTHER });
         bad.tokens.push({ address: OTHER, name: 'Other', symbol: 'OTH', decimals: 0 });
@@ -238,51 +238,51 @@ if (unreachable !== null) {
         // Tokens, transfers, balances, counters and block refs are written before the checkpoint;
         // a head outside bigint then fails the very last statement.
         bad.head = 1e19;
-        await assert.rejects(store.applyBatch(bad));
+        await assert.rejects(store.writer.applyBatch(bad));
         assert.deepEqual(await tableCounts(url), before);
-        assert.deepEqual(await store.getChainStatus('eth'), statusBefore);
-        assert.equal(await store.getToken('eth', OTHER), null);
-        assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 5n);
-        assert.equal((await store.getToken('eth', TOKEN))?.transferCount, 1);
-        assert.equal((await store.listTokens('eth', 0, 10)).total, 1);
+        assert.deepEqual(await store.reader.getChainStatus('eth'), statusBefore);
+        assert.equal(await store.reader.getToken('eth', OTHER), null);
+        assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 5n);
+        assert.equal((await store.reader.getToken('eth', TOKEN))?.transferCount, 1);
+        assert.equal((await store.reader.listTokens('eth', 0, 10)).total, 1);
         // The same batch with a sane head is then accepted.
-        await store.applyBatch({ ...bad, head: 10 });
-        assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 12n);
-        assert.equal((await store.listTokens('eth', 0, 10)).total, 2);
+        await store.writer.applyBatch({ ...bad, head: 10 });
+        assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 12n);
+        assert.equal((await store.reader.listTokens('eth', 0, 10)).total, 2);
       }));
 
     test('a batch that fails halfway (a duplicate transfer) leaves nothing behind', () =>
       withStore(async (store, url) => {
-        await store.applyBatch(mintBatch(1, 1));
+        await store.writer.applyBatch(mintBatch(1, 1));
         const before = await tableCounts(url);
         const bad = mintBatch(2, 2, 7n);
         bad.transfers.push({ ...bad.transfers[0]!, token: OTHER });
         bad.transfers.push({ ...bad.transfers[0]!, token: OTHER });
         bad.tokens.push({ address: OTHER, name: 'Other', symbol: 'OTH', decimals: 0 });
         await assert.rejects(
-          store.applyBatch(bad),
+          store.writer.applyBatch(bad),
           /duplicate key value violates unique constraint "transfers_pkey"/,
         );
         assert.deepEqual(await tableCounts(url), before);
-        assert.equal((await store.getCheckpoint('eth'))?.block, 1);
+        assert.equal((await store.writer.getCheckpoint('eth'))?.block, 1);
       }));
 
     test('two writers racing for the same blocks: exactly one wins', () =>
       withStore(async (store, url) => {
         const second = await openIn(url);
         try {
-          await store.applyBatch(mintBatch(1, 1));
+          await store.writer.applyBatch(mintBatch(1, 1));
           const results = await Promise.allSettled([
-            store.applyBatch(mintBatch(2, 2, 10n)),
-            second.applyBatch(mintBatch(2, 2, 20n)),
+            store.writer.applyBatch(mintBatch(2, 2, 10n)),
+            second.writer.applyBatch(mintBatch(2, 2, 20n)),
           ]);
           assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
           const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
           assert.ok(rejected.reason instanceof TokenqueryError);
           assert.match(rejected.reason.shortMessage, /checkpoint is block 2/);
-          const balance = await store.getBalance('eth', TOKEN, HOLDER);
+          const balance = await store.reader.getBalance('eth', TOKEN, HOLDER);
           assert.ok(balance === 15n || balance === 25n, `balance ${balance}`);
-          assert.equal((await store.getToken('eth', TOKEN))?.transferCount, 2);
+          assert.equal((await store.reader.getToken('eth', TOKEN))?.transferCount, 2);
         } finally {
           await second.close();
         }
@@ -292,16 +292,16 @@ if (unreachable !== null) {
       withStore(async (store, url) => {
         const second = await openIn(url);
         try {
-          await store.applyBatch(mintBatch(1, 1, 5n));
-          await store.applyBatch(mintBatch(2, 2, 5n));
-          await second.rollback('eth', 1, null);
-          await second.applyBatch(mintBatch(2, 2, 100n));
-          await store.applyBatch(mintBatch(3, 3, 1n));
-          assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 106n);
-          assert.equal((await second.getToken('eth', TOKEN))?.holderCount, 1);
-          await second.createApiKey({ id: 'k1', hash: 'h1', label: 'x', createdAt: 1, revokedAt: null });
-          assert.equal(await store.revokeApiKey('k1', 5), true);
-          assert.equal((await second.findApiKeyByHash('h1'))?.revokedAt, 5);
+          await store.writer.applyBatch(mintBatch(1, 1, 5n));
+          await store.writer.applyBatch(mintBatch(2, 2, 5n));
+          await second.writer.rollback('eth', 1, null);
+          await second.writer.applyBatch(mintBatch(2, 2, 100n));
+          await store.writer.applyBatch(mintBatch(3, 3, 1n));
+          assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 106n);
+          assert.equal((await second.reader.getToken('eth', TOKEN))?.holderCount, 1);
+          await second.keys.createApiKey({ id: 'k1', hash: 'h1', label: 'x', createdAt: 1, revokedAt: null });
+          assert.equal(await store.keys.revokeApiKey('k1', 5), true);
+          assert.equal((await second.keys.findApiKeyByHash('h1'))?.revokedAt, 5);
         } finally {
           await second.close();
         }
@@ -311,18 +311,18 @@ if (unreachable !== null) {
       withStore(async (store) => {
         const batch = mintBatch(1, 1);
         batch.tokens = [{ address: TOKEN, name: 'Ta\u0000il 🚀 Ünï', symbol: '\u0000', decimals: 255 }];
-        await store.applyBatch(batch);
-        const token = await store.getToken('eth', TOKEN);
+        await store.writer.applyBatch(batch);
+        const token = await store.reader.getToken('eth', TOKEN);
         assert.equal(token?.name, 'Ta\u0000il 🚀 Ünï');
         assert.equal(token?.symbol, '\u0000');
         assert.equal(token?.decimals, 255);
-        await store.setChainStatus('eth', { lastError: 'bad\u0000answer' });
-        assert.equal((await store.getChainStatus('eth'))?.lastError, 'bad\uFFFDanswer');
+        await store.writer.setChainStatus('eth', { lastError: 'bad\u0000answer' });
+        assert.equal((await store.reader.getChainStatus('eth'))?.lastError, 'bad\uFFFDanswer');
       }));
 
     test('addresses and hashes are stored as bytes', () =>
       withStore(async (store, url) => {
-        await store.applyBatch(mintBatch(1, 1));
+        await store.writer.applyBatch(mintBatch(1, 1));
         const [row] = await querySql<{ tx: number; from: number; to: number }>(
           url,
           'SELECT octet_length(tx_hash) AS tx, octet_length(from_addr) AS "from", octet_length(to_addr) AS "to" FROM transfers',
@@ -336,7 +336,7 @@ if (unreachable !== null) {
         const opened = await openStore({ location: url, logger: silentLogger() });
         try {
           assert.equal(opened.kind, 'postgres');
-          assert.deepEqual(await opened.listApiKeys(), []);
+          assert.deepEqual(await opened.keys.listApiKeys(), []);
         } finally {
           await opened.close();
         }

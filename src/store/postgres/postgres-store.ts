@@ -4,9 +4,12 @@ import type { Logger } from '../../internal/logger.js';
 import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
 import {
   addDelta,
+  admitNewToken,
   checkBatchStart,
+  checkRollback,
   checkSeeds,
   NON_HOLDERS,
+  netChanges,
   planBatch,
   type TokenWork,
 } from '../batch-plan.js';
@@ -23,6 +26,7 @@ import type {
   ChainActivity,
   ChainStatus,
   Checkpoint,
+  FlatStore,
   IndexBatch,
   NeoContractRecord,
   NeoOutputRow,
@@ -31,11 +35,13 @@ import type {
   RollbackResult,
   SeedBalance,
   Store,
+  StoreWriter,
   SupplyUpdate,
   TokenPage,
   TokenRecord,
   TransferRecord,
 } from '../types.js';
+import { storeOfParts } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
 import {
   decodeAmount,
@@ -772,12 +778,8 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
       const fresh: TokenWork[] = [];
       for (const token of tokens) {
         if (ids.has(encode(token.address))) continue;
-        if (!metadata.has(token.address)) {
-          throw new TokenqueryError(`batch for ${chain} lacks the metadata of new token ${token.address}`);
-        }
+        admitNewToken(chain, metadata, token);
         fresh.push(token);
-        // A new token's supply must be read; any read at or after its first block will do.
-        token.dirtyBlock = Math.max(token.dirtyBlock ?? token.firstBlock, token.firstBlock);
       }
       if (fresh.length > 0) {
         const inserted = await run<{ id: number; address: string }>(client, 'insertTokens', [
@@ -938,18 +940,8 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
     toBlockHash: string | null,
   ): Promise<RollbackResult> {
     const current = await lockChain(client, chain);
-    // NEO has one-block finality; its outputs, deployments and asset facts are not journaled.
-    if (await hasNeoData((name, values) => run(client, name, values), chain)) {
-      throw new TokenqueryError(`cannot roll back ${chain}: NEO data is final`);
-    }
-    if (current?.indexed_block == null) {
-      throw new TokenqueryError(`cannot roll back ${chain}: nothing is indexed yet`);
-    }
-    if (toBlock > current.indexed_block) {
-      throw new TokenqueryError(
-        `cannot roll back ${chain} to block ${toBlock}: the checkpoint is block ${current.indexed_block}`,
-      );
-    }
+    const neoData = await hasNeoData((name, values) => run(client, name, values), chain);
+    checkRollback(chain, current?.indexed_block, toBlock, neoData);
     // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
     const candidates = await run<{ token_id: number }>(
       client,
@@ -990,15 +982,11 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
           dropped.push(token.id);
           continue;
         }
-        const deltas = new Map<string, bigint>();
-        for (const r of rows) {
-          const amount = decodeAmount(r.value);
-          const from = decodeHex(r.from_addr);
-          const to = decodeHex(r.to_addr);
-          if (from === to) continue;
-          addDelta(deltas, from, amount);
-          addDelta(deltas, to, -amount);
-        }
+        const deltas = netChanges(
+          rows,
+          (r) => [decodeHex(r.from_addr), decodeHex(r.to_addr), decodeAmount(r.value)] as const,
+          -1n,
+        );
         // A supply read at or after the common ancestor reflects the surviving history.
         changes.push({ id: token.id, deltas, transfers: -rows.length, dirty: toBlock });
       }
@@ -1049,9 +1037,7 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
     ]);
   }
 
-  const store: Store = {
-    kind: 'postgres',
-
+  const flat: FlatStore = {
     async getCheckpoint(chain: string): Promise<Checkpoint | null> {
       const row = (await run<ChainRow>(pool, 'getChain', [chain])).rows[0];
       if (row?.indexed_block == null) return null;
@@ -1268,19 +1254,19 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
       const result = await run(pool, 'setKeyLimits', [idOrHash, ...encodeApiKeyLimits(limits)]);
       return (result.rowCount ?? 0) > 0;
     },
-
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      await election.close();
-      await pool.end();
-    },
   };
 
-  /** The store a writer lease writes through: every write of the lease's chain is fenced. */
-  function fencedStore(fence: WriteFence): Store {
+  const store: { -readonly [K in keyof Store]: Store[K] } = storeOfParts('postgres', flat, async () => {
+    if (closed) return;
+    closed = true;
+    await election.close();
+    await pool.end();
+  });
+
+  /** The writer a writer lease writes through: every write of the lease's chain is fenced. */
+  function fencedWriter(fence: WriteFence): StoreWriter {
     return {
-      ...store,
+      ...flat,
       async applyBatch(batch: IndexBatch): Promise<void> {
         await transaction((client) => applyBatchIn(client, batch), fence);
       },
@@ -1306,8 +1292,6 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
         ]);
         if ((result.rowCount ?? 0) === 0) throw fence.superseded(null);
       },
-      // The lease's view shares the store's pool; the store's owner closes it.
-      async close(): Promise<void> {},
     };
   }
 
@@ -1315,8 +1299,8 @@ function createPostgresStore(pool: pg.Pool, context: { url: string; logger: Logg
     url: context.url,
     logger: context.logger,
     elect: electWriter,
-    fencedStore,
-    currentWriter: async (chain) => (await store.getChainStatus(chain))?.writer ?? null,
+    fencedWriter,
+    currentWriter: async (chain) => (await store.reader.getChainStatus(chain))?.writer ?? null,
   });
   store.acquireWriterLease = (chain, options) => election.acquire(chain, options);
   return store;

@@ -91,10 +91,10 @@ if (unreachable !== null) {
       await querySql(database.url, `CREATE SCHEMA ${schema}`);
     const primary = await openPostgresStore({ url: primaryUrl, logger });
     stores.push(primary);
-    await primary.applyBatch(mint('PRIMARY', 1n));
+    await primary.writer.applyBatch(mint('PRIMARY', 1n));
     // The replica's contents, written while it is still an ordinary database.
     const writable = await openPostgresStore({ url: replicaUrl, logger });
-    await writable.applyBatch(mint('REPLICA', 2n));
+    await writable.writer.applyBatch(mint('REPLICA', 2n));
     await writable.close();
     return { primaryUrl, replicaUrl, primary };
   }
@@ -105,19 +105,19 @@ if (unreachable !== null) {
       const replica = await openPostgresStore({ url: replicaUrl, logger, readOnly: true });
       const store = splitReads(primary, replica);
       stores.push(store);
-      assert.equal((await store.getToken('eth', TOKEN))?.name, 'REPLICA');
-      assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 2n);
-      assert.equal((await store.listTransfers('eth', TOKEN, 0, 10))[0]?.value, 2n);
-      assert.equal((await store.listTokens('eth', 0, 10)).tokens[0]?.symbol, 'REPLICA');
-      assert.equal((await store.listChainStatuses()).length, 1);
+      assert.equal((await store.reader.getToken('eth', TOKEN))?.name, 'REPLICA');
+      assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 2n);
+      assert.equal((await store.reader.listTransfers('eth', TOKEN, 0, 10))[0]?.value, 2n);
+      assert.equal((await store.reader.listTokens('eth', 0, 10)).tokens[0]?.symbol, 'REPLICA');
+      assert.equal((await store.reader.listChainStatuses()).length, 1);
 
       const key = { id: 'k1', hash: 'a'.repeat(64), label: '', createdAt: 1, revokedAt: null };
-      await store.createApiKey(key);
-      assert.deepEqual(await primary.findApiKeyByHash(key.hash), key);
-      assert.deepEqual(await store.findApiKeyByHash(key.hash), key);
-      assert.equal(await replica.findApiKeyByHash(key.hash), null);
-      assert.equal(await store.revokeApiKey('k1', 5), true);
-      assert.equal((await primary.findApiKeyByHash(key.hash))?.revokedAt, 5);
+      await store.keys.createApiKey(key);
+      assert.deepEqual(await primary.keys.findApiKeyByHash(key.hash), key);
+      assert.deepEqual(await store.keys.findApiKeyByHash(key.hash), key);
+      assert.equal(await replica.keys.findApiKeyByHash(key.hash), null);
+      assert.equal(await store.keys.revokeApiKey('k1', 5), true);
+      assert.equal((await primary.keys.findApiKeyByHash(key.hash))?.revokedAt, 5);
     });
 
     test('a replica store is read-only: a write fails and changes nothing', async () => {
@@ -126,14 +126,14 @@ if (unreachable !== null) {
       stores.push(replica);
       const batch = { ...mint('X', 3n), fromBlock: 2, toBlock: 2 };
       batch.transfers = batch.transfers.map((t) => ({ ...t, blockNumber: 2 }));
-      await assert.rejects(replica.applyBatch(batch), (error: unknown) => {
+      await assert.rejects(replica.writer.applyBatch(batch), (error: unknown) => {
         assert.ok(error instanceof pg.DatabaseError);
         assert.equal(error.code, '25006', 'read-only transaction');
         return true;
       });
-      await assert.rejects(replica.setChainStatus('eth', { head: 9 }), pg.DatabaseError);
-      assert.equal((await replica.getCheckpoint('eth'))?.block, 1);
-      assert.equal((await replica.getChainStatus('eth'))?.head, 1);
+      await assert.rejects(replica.writer.setChainStatus('eth', { head: 9 }), pg.DatabaseError);
+      assert.equal((await replica.writer.getCheckpoint('eth'))?.block, 1);
+      assert.equal((await replica.reader.getChainStatus('eth'))?.head, 1);
     });
 
     test('a replica whose schema is newer than this tokenquery is refused with one clear line', async () => {

@@ -107,27 +107,29 @@ interface StoreState {
 
 /** Everything the Store answers about the chain: every token, transfer and balance. */
 async function storeState(store: Store): Promise<StoreState> {
-  const page = await store.listTokens('eth', 0, 1000);
+  const page = await store.reader.listTokens('eth', 0, 1000);
   const tokens: StoreState['tokens'] = [];
   for (const token of page.tokens) {
     const transfers: TransferRecord[] = [];
     for (let offset = 0; ; offset += 25_000) {
-      const chunk = await store.listTransfers('eth', token.address, offset, 25_000);
+      const chunk = await store.reader.listTransfers('eth', token.address, offset, 25_000);
       transfers.push(...chunk);
       if (chunk.length < 25_000) break;
     }
     const holders = new Set<string>();
     for (const t of transfers) holders.add(t.from).add(t.to);
     const sorted = [...holders].sort();
-    const amounts = await mapLimit(sorted, 8, (holder) => store.getBalance('eth', token.address, holder));
+    const amounts = await mapLimit(sorted, 8, (holder) =>
+      store.reader.getBalance('eth', token.address, holder),
+    );
     tokens.push({
       address: token.address,
-      record: await store.getToken('eth', token.address),
+      record: await store.reader.getToken('eth', token.address),
       transfers,
       balances: sorted.map((holder, i) => `${holder}=${amounts[i]}`),
     });
   }
-  return { checkpoint: (await store.getCheckpoint('eth'))?.block ?? null, total: page.total, tokens };
+  return { checkpoint: (await store.writer.getCheckpoint('eth'))?.block ?? null, total: page.total, tokens };
 }
 
 /** What the API answers on `base`: token list, info and supplies of each token, every transfer page. */
@@ -227,7 +229,7 @@ if (unreachable !== null) {
       try {
         const killedAt = await eventually(
           async () => {
-            const block = (await store.getCheckpoint('eth'))?.block ?? -1;
+            const block = (await store.writer.getCheckpoint('eth'))?.block ?? -1;
             return block >= head / 4 ? block : undefined;
           },
           60_000,
@@ -268,8 +270,8 @@ if (unreachable !== null) {
         for (const s of [store, referenceStore]) {
           await eventually(
             async () =>
-              (await s.getCheckpoint('eth'))?.block === head &&
-              (await s.tokensNeedingSupply('eth', 0, 10)).length === 0
+              (await s.writer.getCheckpoint('eth'))?.block === head &&
+              (await s.writer.tokensNeedingSupply('eth', 0, 10)).length === 0
                 ? true
                 : undefined,
             120_000,

@@ -129,7 +129,7 @@ if (unreachable !== null) {
       const first = await lease(a, 'host-a:1');
       assert.equal(first.epoch, 1);
       assert.deepEqual(
-        { ...(await a.getChainStatus('eth'))?.writer, since: 0 },
+        { ...(await a.reader.getChainStatus('eth'))?.writer, since: 0 },
         { id: 'host-a:1', epoch: 1, since: 0 },
       );
 
@@ -154,10 +154,10 @@ if (unreachable !== null) {
       assert.ok(second !== null);
       assert.ok(Date.now() - released < 2_000, `took over after ${Date.now() - released} ms`);
       assert.equal(second.epoch, 2);
-      assert.equal((await b.getChainStatus('eth'))?.writer?.id, 'host-b:2');
-      await assert.rejects(first.store.applyBatch(blockBatch(1)), WriterLeaseLostError);
-      await second.store.applyBatch(blockBatch(1));
-      assert.equal((await a.getCheckpoint('eth'))?.block, 1);
+      assert.equal((await b.reader.getChainStatus('eth'))?.writer?.id, 'host-b:2');
+      await assert.rejects(first.writer.applyBatch(blockBatch(1)), WriterLeaseLostError);
+      await second.writer.applyBatch(blockBatch(1));
+      assert.equal((await a.writer.getCheckpoint('eth'))?.block, 1);
       await second.release();
     });
 
@@ -165,7 +165,7 @@ if (unreachable !== null) {
       const url = await freshSchema();
       const [a, b] = [await open(url), await open(url)];
       const first = await lease(a, 'a');
-      await first.store.applyBatch(blockBatch(1));
+      await first.writer.applyBatch(blockBatch(1));
       const waiting = lease(b, 'b');
       await new Promise((resolve) => setTimeout(resolve, 300));
 
@@ -181,11 +181,11 @@ if (unreachable !== null) {
       await eventually(async () => (first.lost.aborted ? true : undefined), 3_000, 'the loss noticed');
       assert.ok(first.lost.reason instanceof WriterLeaseLostError);
       // The old writer can write nothing any more; the new one resumes from the checkpoint.
-      await assert.rejects(first.store.applyBatch(blockBatch(2)), WriterLeaseLostError);
-      await assert.rejects(first.store.setChainStatus('eth', { head: 99 }), WriterLeaseLostError);
-      assert.equal((await b.getCheckpoint('eth'))?.block, 1);
-      await second.store.applyBatch(blockBatch(2));
-      assert.equal((await a.getChainStatus('eth'))?.head, 2);
+      await assert.rejects(first.writer.applyBatch(blockBatch(2)), WriterLeaseLostError);
+      await assert.rejects(first.writer.setChainStatus('eth', { head: 99 }), WriterLeaseLostError);
+      assert.equal((await b.writer.getCheckpoint('eth'))?.block, 1);
+      await second.writer.applyBatch(blockBatch(2));
+      assert.equal((await a.reader.getChainStatus('eth'))?.head, 2);
       await second.release();
       await first.release();
     });
@@ -194,8 +194,8 @@ if (unreachable !== null) {
       const url = await freshSchema();
       const a = await open(url);
       const first = await lease(a, 'a');
-      await first.store.applyBatch(blockBatch(1));
-      await first.store.updateSupplies('eth', [
+      await first.writer.applyBatch(blockBatch(1));
+      await first.writer.updateSupplies('eth', [
         { address: TOKEN, totalSupply: 1n, cap: null, burnedBalance: 0n, atBlock: 1 },
       ]);
       // Another process's election, which this lease's connection has not told it about (its
@@ -204,29 +204,29 @@ if (unreachable !== null) {
         url,
         "UPDATE chains SET writer_epoch = writer_epoch + 1, writer_id = 'other' WHERE chain = 'eth'",
       );
-      const before = await a.getChainStatus('eth');
+      const before = await a.reader.getChainStatus('eth');
 
-      await assert.rejects(first.store.applyBatch(blockBatch(2)), WriterLeaseLostError);
+      await assert.rejects(first.writer.applyBatch(blockBatch(2)), WriterLeaseLostError);
       assert.ok(first.lost.aborted, 'the failed write loses the lease');
-      await assert.rejects(first.store.rollback('eth', 0, null), WriterLeaseLostError);
+      await assert.rejects(first.writer.rollback('eth', 0, null), WriterLeaseLostError);
       await assert.rejects(
-        first.store.updateSupplies('eth', [
+        first.writer.updateSupplies('eth', [
           { address: TOKEN, totalSupply: 5n, cap: null, burnedBalance: 0n, atBlock: 2 },
         ]),
         WriterLeaseLostError,
       );
       await assert.rejects(
-        first.store.setChainStatus('eth', { head: 50, lastError: 'x' }),
+        first.writer.setChainStatus('eth', { head: 50, lastError: 'x' }),
         WriterLeaseLostError,
       );
       // Nothing of it reached the database.
-      assert.equal((await a.getCheckpoint('eth'))?.block, 1);
-      assert.equal((await a.getToken('eth', TOKEN))?.totalSupply, 1n);
-      assert.equal((await a.getToken('eth', TOKEN))?.transferCount, 1);
-      assert.deepEqual(await a.getChainStatus('eth'), before);
+      assert.equal((await a.writer.getCheckpoint('eth'))?.block, 1);
+      assert.equal((await a.reader.getToken('eth', TOKEN))?.totalSupply, 1n);
+      assert.equal((await a.reader.getToken('eth', TOKEN))?.transferCount, 1);
+      assert.deepEqual(await a.reader.getChainStatus('eth'), before);
       // The lease's view writes only its own chain; the store itself is not fenced.
-      await a.setChainStatus('eth', { head: 7 });
-      assert.equal((await a.getChainStatus('eth'))?.head, 7);
+      await a.writer.setChainStatus('eth', { head: 7 });
+      assert.equal((await a.reader.getChainStatus('eth'))?.head, 7);
       await first.release();
     });
 
@@ -238,10 +238,10 @@ if (unreachable !== null) {
       async function write(held: WriterLease, store: Store): Promise<number> {
         let written = 0;
         while (!held.lost.aborted) {
-          const next = ((await store.getCheckpoint('eth'))?.block ?? 0) + 1;
+          const next = ((await store.writer.getCheckpoint('eth'))?.block ?? 0) + 1;
           if (next > blocks) break;
           try {
-            await held.store.applyBatch(blockBatch(next));
+            await held.writer.applyBatch(blockBatch(next));
             written++;
           } catch (error) {
             if (error instanceof WriterLeaseLostError) break;
@@ -254,7 +254,7 @@ if (unreachable !== null) {
       const waiting = lease(b, 'b');
       const writingA = write(first, a);
       await eventually(
-        async () => (((await a.getCheckpoint('eth'))?.block ?? 0) >= 30 ? true : undefined),
+        async () => (((await a.writer.getCheckpoint('eth'))?.block ?? 0) >= 30 ? true : undefined),
         10_000,
         'progress',
       );
@@ -264,10 +264,10 @@ if (unreachable !== null) {
       const [byA, byB] = await Promise.all([writingA, write(second, b)]);
       assert.ok(byA >= 30 && byA < blocks, `a wrote ${byA}`);
       assert.equal(byA + byB, blocks);
-      const token = await a.getToken('eth', TOKEN);
+      const token = await a.reader.getToken('eth', TOKEN);
       assert.equal(token?.transferCount, blocks);
-      assert.equal(await a.getBalance('eth', TOKEN, HOLDER), BigInt(blocks));
-      const all = await a.listTransfers('eth', TOKEN, 0, 1000);
+      assert.equal(await a.reader.getBalance('eth', TOKEN, HOLDER), BigInt(blocks));
+      const all = await a.reader.listTransfers('eth', TOKEN, 0, 1000);
       assert.deepEqual(
         all.map((t) => t.blockNumber),
         Array.from({ length: blocks }, (_, i) => blocks - i),
@@ -333,7 +333,7 @@ if (unreachable !== null) {
       try {
         const held = await acquireWriterLease(store, 'eth', { signal: new AbortController().signal });
         assert.ok(held !== null);
-        assert.equal(held.store, store);
+        assert.equal(held.writer, store);
         assert.equal(held.lost.aborted, false);
         const aborted = new AbortController();
         aborted.abort();

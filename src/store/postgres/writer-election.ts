@@ -24,7 +24,7 @@ import pg from 'pg';
 import { backoffDelay, sleep } from '../../internal/async.js';
 import { errorMessage, redactUrls } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
-import type { ChainWriter, Store, WriterLease, WriterLeaseOptions } from '../types.js';
+import type { ChainWriter, StoreWriter, WriterLease, WriterLeaseOptions } from '../types.js';
 import { WriterLeaseLostError } from '../writer-lease.js';
 import { WRITER_LOCK_CLASS, writerLockKey } from './locks.js';
 
@@ -46,8 +46,8 @@ export interface WriterElectionOptions {
   logger: Logger;
   /** Records a new election of `chain` on `client` (holding the chain's writer lock); returns the new epoch. */
   elect(client: pg.ClientBase, chain: string, writerId: string): Promise<number>;
-  /** The store whose writes check `fence`. */
-  fencedStore(fence: WriteFence): Store;
+  /** The writer whose writes check `fence`. */
+  fencedWriter(fence: WriteFence): StoreWriter;
   /** The chain's last elected writer, for the standby's log line. */
   currentWriter(chain: string): Promise<ChainWriter | null>;
 }
@@ -230,7 +230,7 @@ export function createWriterElection(options: WriterElectionOptions): WriterElec
     return {
       chain,
       epoch,
-      store: options.fencedStore(fence),
+      writer: options.fencedWriter(fence),
       lost: controller.signal,
       async release() {
         if (released) return;

@@ -53,48 +53,48 @@ describe('SQLite readVersion', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const version = () => store.readVersion!();
+  const version = () => store.reader.readVersion!();
 
   test('stays the same while nothing is written, reads included', async () => {
     const v = version();
-    await store.getToken('eth', TOKEN);
-    await store.listTokens('eth', 0, 10);
+    await store.reader.getToken('eth', TOKEN);
+    await store.reader.listTokens('eth', 0, 10);
     await sleep(2 * DATA_VERSION_CHECK_MS);
-    await other.listTransfers('eth', TOKEN, 0, 10);
+    await other.reader.listTransfers('eth', TOKEN, 0, 10);
     assert.equal(version(), v);
     assert.equal(version(), v);
   });
 
   test('moves at once after a write through the same handle', async () => {
     const v = version();
-    await store.applyBatch(batch(1));
+    await store.writer.applyBatch(batch(1));
     const w = version();
     assert.notEqual(w, v);
-    await store.setChainStatus('eth', { head: 5 });
+    await store.writer.setChainStatus('eth', { head: 5 });
     assert.notEqual(version(), w);
   });
 
   test('moves after another connection commits, within DATA_VERSION_CHECK_MS', async () => {
     const v = version();
-    await other.applyBatch(batch(2));
+    await other.writer.applyBatch(batch(2));
     await sleep(2 * DATA_VERSION_CHECK_MS);
     const w = version();
     assert.notEqual(w, v);
-    await other.updateSupplies('eth', [
+    await other.writer.updateSupplies('eth', [
       { address: TOKEN, totalSupply: 9n, cap: null, burnedBalance: null, atBlock: 2 },
     ]);
     await sleep(2 * DATA_VERSION_CHECK_MS);
     assert.notEqual(version(), w);
     // And what it promises holds: the data read now is the new data.
-    assert.equal((await store.getToken('eth', TOKEN))?.totalSupply, 9n);
+    assert.equal((await store.reader.getToken('eth', TOKEN))?.totalSupply, 9n);
   });
 
   test('moves after a rollback by another connection', async () => {
     await sleep(2 * DATA_VERSION_CHECK_MS);
     const v = version();
-    await other.rollback('eth', 1, null);
+    await other.writer.rollback('eth', 1, null);
     await sleep(2 * DATA_VERSION_CHECK_MS);
     assert.notEqual(version(), v);
-    assert.equal((await store.listTransfers('eth', TOKEN, 0, 10)).length, 1);
+    assert.equal((await store.reader.listTransfers('eth', TOKEN, 0, 10)).length, 1);
   });
 });

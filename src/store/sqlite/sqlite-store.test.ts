@@ -93,10 +93,10 @@ describe('sqlite store', () => {
   test('migrations are idempotent across opens and repeated runs', async () => {
     const path = freshPath();
     const store = await openSqliteStore({ path, logger: silentLogger() });
-    await store.applyBatch(mintBatch(1, 1));
+    await store.writer.applyBatch(mintBatch(1, 1));
     await store.close();
     const again = await openSqliteStore({ path, logger: silentLogger() });
-    assert.equal(await again.getBalance('eth', TOKEN, HOLDER), 5n);
+    assert.equal(await again.reader.getBalance('eth', TOKEN, HOLDER), 5n);
     await again.close();
 
     const raw = new Database(path);
@@ -149,7 +149,7 @@ describe('sqlite store', () => {
     );
     assert.deepEqual(await Promise.all(runs), [0, 0, 0, 0]);
     const store = await openSqliteStore({ path, logger: silentLogger() });
-    assert.equal((await store.listApiKeys()).length, 4);
+    assert.equal((await store.keys.listApiKeys()).length, 4);
     await store.close();
   });
 
@@ -158,13 +158,13 @@ describe('sqlite store', () => {
     const writer = await openSqliteStore({ path, logger: silentLogger() });
     const reader = await openSqliteStore({ path, logger: silentLogger() });
     try {
-      await writer.applyBatch(mintBatch(1, 3, 42n));
-      assert.equal(await reader.getBalance('eth', TOKEN, HOLDER), 42n);
-      assert.equal((await reader.getChainStatus('eth'))?.indexed, 3);
-      await reader.createApiKey({ id: 'k1', hash: 'h1', label: 'x', createdAt: 1, revokedAt: null });
-      assert.equal((await writer.findApiKeyByHash('h1'))?.label, 'x');
-      assert.equal(await writer.revokeApiKey('k1', 5), true);
-      assert.equal((await reader.findApiKeyByHash('h1'))?.revokedAt, 5);
+      await writer.writer.applyBatch(mintBatch(1, 3, 42n));
+      assert.equal(await reader.reader.getBalance('eth', TOKEN, HOLDER), 42n);
+      assert.equal((await reader.reader.getChainStatus('eth'))?.indexed, 3);
+      await reader.keys.createApiKey({ id: 'k1', hash: 'h1', label: 'x', createdAt: 1, revokedAt: null });
+      assert.equal((await writer.keys.findApiKeyByHash('h1'))?.label, 'x');
+      assert.equal(await writer.keys.revokeApiKey('k1', 5), true);
+      assert.equal((await reader.keys.findApiKeyByHash('h1'))?.revokedAt, 5);
     } finally {
       await writer.close();
       await reader.close();
@@ -178,13 +178,13 @@ describe('sqlite store', () => {
     const first = await openSqliteStore({ path, logger: silentLogger() });
     const second = await openSqliteStore({ path, logger: silentLogger() });
     try {
-      await first.applyBatch(mintBatch(1, 1, 5n));
-      await first.applyBatch(mintBatch(2, 2, 5n));
-      await second.rollback('eth', 1, null);
-      await second.applyBatch(mintBatch(2, 2, 100n));
-      await first.applyBatch(mintBatch(3, 3, 1n));
-      assert.equal(await first.getBalance('eth', TOKEN, HOLDER), 106n);
-      assert.equal((await first.getToken('eth', TOKEN))?.holderCount, 1);
+      await first.writer.applyBatch(mintBatch(1, 1, 5n));
+      await first.writer.applyBatch(mintBatch(2, 2, 5n));
+      await second.writer.rollback('eth', 1, null);
+      await second.writer.applyBatch(mintBatch(2, 2, 100n));
+      await first.writer.applyBatch(mintBatch(3, 3, 1n));
+      assert.equal(await first.reader.getBalance('eth', TOKEN, HOLDER), 106n);
+      assert.equal((await first.reader.getToken('eth', TOKEN))?.holderCount, 1);
     } finally {
       await first.close();
       await second.close();
@@ -205,11 +205,11 @@ describe('sqlite store', () => {
           expected.set(to, (expected.get(to) ?? 0n) + value);
           return { ...batch.transfers[0]!, logIndex: i, to, value };
         });
-        await store.applyBatch(batch);
+        await store.writer.applyBatch(batch);
       }
       for (const [holder, amount] of expected)
-        assert.equal(await store.getBalance('eth', TOKEN, holder), amount);
-      assert.equal((await store.getToken('eth', TOKEN))?.holderCount, holders.length);
+        assert.equal(await store.reader.getBalance('eth', TOKEN, holder), amount);
+      assert.equal((await store.reader.getToken('eth', TOKEN))?.holderCount, holders.length);
     } finally {
       await store.close();
     }
@@ -219,21 +219,21 @@ describe('sqlite store', () => {
     const path = freshPath();
     const store = await openSqliteStoreWithWriterThread({ path, logger: silentLogger() });
     try {
-      await store.applyBatch(mintBatch(1, 1));
-      await assert.rejects(store.applyBatch(mintBatch(5, 5)), (error: unknown) => {
+      await store.writer.applyBatch(mintBatch(1, 1));
+      await assert.rejects(store.writer.applyBatch(mintBatch(5, 5)), (error: unknown) => {
         assert.ok(error instanceof TokenqueryError);
         assert.match(error.shortMessage, /starts at block 5, but the checkpoint is block 1/);
         return true;
       });
       // Writes queued before close() still land.
-      const pending = store.applyBatch(mintBatch(2, 2));
+      const pending = store.writer.applyBatch(mintBatch(2, 2));
       await store.close();
       await pending;
     } finally {
       await store.close();
     }
     const reopened = await openSqliteStore({ path, logger: silentLogger() });
-    assert.equal((await reopened.getCheckpoint('eth'))?.block, 2);
+    assert.equal((await reopened.writer.getCheckpoint('eth'))?.block, 2);
     await reopened.close();
   });
 
@@ -241,16 +241,16 @@ describe('sqlite store', () => {
     const path = freshPath();
     const store = await openSqliteStore({ path, logger: silentLogger() });
     try {
-      await store.applyBatch(mintBatch(1, 1));
+      await store.writer.applyBatch(mintBatch(1, 1));
       const other = '0xdddddddddddddddddddddddddddddddddddddddd';
       const bad = mintBatch(2, 2, 7n);
       bad.transfers.push({ ...bad.transfers[0]!, token: other, logIndex: 1 });
       // `other` is new but comes without metadata: the whole batch must fail.
-      await assert.rejects(store.applyBatch(bad), TokenqueryError);
-      assert.equal(await store.getBalance('eth', TOKEN, HOLDER), 5n);
-      assert.equal(await store.getToken('eth', other), null);
-      assert.equal((await store.getCheckpoint('eth'))?.block, 1);
-      assert.equal((await store.listTransfers('eth', TOKEN, 0, 10)).length, 1);
+      await assert.rejects(store.writer.applyBatch(bad), TokenqueryError);
+      assert.equal(await store.reader.getBalance('eth', TOKEN, HOLDER), 5n);
+      assert.equal(await store.reader.getToken('eth', other), null);
+      assert.equal((await store.writer.getCheckpoint('eth'))?.block, 1);
+      assert.equal((await store.reader.listTransfers('eth', TOKEN, 0, 10)).length, 1);
     } finally {
       await store.close();
     }
@@ -259,8 +259,8 @@ describe('sqlite store', () => {
   test('stores hex as bytes and amounts compactly, and prunes the rollback journal', async () => {
     const path = freshPath();
     const store = await openSqliteStore({ path, logger: silentLogger() });
-    await store.applyBatch({ ...mintBatch(1, 10, 2n ** 255n), pruneBlocksBelow: 0 });
-    await store.applyBatch({ ...mintBatch(11, 20, 1000n), pruneBlocksBelow: 15 });
+    await store.writer.applyBatch({ ...mintBatch(1, 10, 2n ** 255n), pruneBlocksBelow: 0 });
+    await store.writer.applyBatch({ ...mintBatch(11, 20, 1000n), pruneBlocksBelow: 15 });
     await store.close();
     const raw = new Database(path, { readonly: true });
     const row = raw
@@ -387,8 +387,8 @@ describe('batches applied from the wire columns (the writer thread) and from obj
     const fromObjects = await openSqliteStore({ path: paths[0]!, logger: silentLogger() });
     const fromWire = await openSqliteStore({ path: paths[1]!, logger: silentLogger() });
     for (const batch of batches) {
-      await fromObjects.applyBatch(batch);
-      await fromWire.applyWireBatch(structuredClone(batchToWire(batch)));
+      await fromObjects.writer.applyBatch(batch);
+      await fromWire.writer.applyWireBatch(structuredClone(batchToWire(batch)));
     }
     await fromObjects.close();
     await fromWire.close();
@@ -412,13 +412,17 @@ describe('balances written behind the checkpoint (deferBalances)', () => {
   const reference = async (batches: IndexBatch[], finish?: (store: Store) => Promise<unknown>) => {
     const path = freshPath();
     const store = await openSqliteStore({ path, logger: silentLogger() });
-    for (const batch of batches) await store.applyBatch(batch);
+    for (const batch of batches) await store.writer.applyBatch(batch);
     await finish?.(store);
     await store.close();
     return dumpTables(path);
   };
   const holderCounts = async (store: Store) =>
-    (await store.listTokens('eth', 0, 10)).tokens.map((t) => [t.address, t.holderCount, t.transferCount]);
+    (await store.reader.listTokens('eth', 0, 10)).tokens.map((t) => [
+      t.address,
+      t.holderCount,
+      t.transferCount,
+    ]);
 
   for (const [name, openSqlite] of [
     ['sqlite', openSqliteStore],
@@ -430,12 +434,12 @@ describe('balances written behind the checkpoint (deferBalances)', () => {
       const deferred = await openSqlite({ path, logger: silentLogger() });
       const exact = await openSqliteStore({ path: freshPath(), logger: silentLogger() });
       for (const [i, batch] of deferring(batches).entries()) {
-        await deferred.applyBatch(batch);
-        await exact.applyBatch(batch);
+        await deferred.writer.applyBatch(batch);
+        await exact.writer.applyBatch(batch);
         assert.deepEqual(await holderCounts(deferred), await holderCounts(exact), `after batch ${i}`);
         if (i === 6) {
           // The balances table lags, says so, and verify compares it as of that block.
-          const lagging = (await deferred.getChainStatus('eth'))?.balancesBlock;
+          const lagging = (await deferred.reader.getChainStatus('eth'))?.balancesBlock;
           assert.equal(lagging, batches[3]!.toBlock);
           const report = await verifyChain({
             store: deferred,
@@ -448,7 +452,7 @@ describe('balances written behind the checkpoint (deferBalances)', () => {
           assert.deepEqual(report.differences, []);
         }
       }
-      assert.equal((await deferred.getChainStatus('eth'))?.balancesBlock, undefined);
+      assert.equal((await deferred.reader.getChainStatus('eth'))?.balancesBlock, undefined);
       await deferred.close();
       await exact.close();
       const tables = dumpTables(path);
@@ -462,7 +466,7 @@ describe('balances written behind the checkpoint (deferBalances)', () => {
     // Closed after 5 deferred batches: the balances are written.
     const closed = freshPath();
     const first = await openSqliteStore({ path: closed, logger: silentLogger() });
-    for (const batch of batches.slice(0, 5)) await first.applyBatch(batch);
+    for (const batch of batches.slice(0, 5)) await first.writer.applyBatch(batch);
     await first.close();
     const closedTables = dumpTables(closed);
     assert.equal((closedTables.chains![0] as unknown as { balances_block: unknown }).balances_block, null);
@@ -472,9 +476,9 @@ describe('balances written behind the checkpoint (deferBalances)', () => {
     // first one, closed afterwards, must not write its stale balances over the second's.
     const path = freshPath();
     const crashed = await openSqliteStore({ path, logger: silentLogger() });
-    for (const batch of batches.slice(0, 7)) await crashed.applyBatch(batch);
+    for (const batch of batches.slice(0, 7)) await crashed.writer.applyBatch(batch);
     const restarted = await openSqliteStore({ path, logger: silentLogger() });
-    for (const batch of batches.slice(7)) await restarted.applyBatch(batch);
+    for (const batch of batches.slice(7)) await restarted.writer.applyBatch(batch);
     await crashed.close();
     await restarted.close();
     assert.deepEqual(dumpTables(path), await reference(batches));
@@ -482,19 +486,19 @@ describe('balances written behind the checkpoint (deferBalances)', () => {
 
   test('a rollback writes them first, or replays them after a crash', async () => {
     const batches = deferring(randomBatches());
-    const rollBack = (store: Store) => store.rollback('eth', 95, null);
+    const rollBack = (store: Store) => store.writer.rollback('eth', 95, null);
     const expected = await reference(batches.slice(0, 10), rollBack);
     // Unwritten balances in memory.
     const path = freshPath();
     const store = await openSqliteStore({ path, logger: silentLogger() });
-    for (const batch of batches.slice(0, 10)) await store.applyBatch(batch);
+    for (const batch of batches.slice(0, 10)) await store.writer.applyBatch(batch);
     await rollBack(store);
     await store.close();
     assert.deepEqual(dumpTables(path), expected);
     // Lost in a crash.
     const crashedPath = freshPath();
     const crashed = await openSqliteStore({ path: crashedPath, logger: silentLogger() });
-    for (const batch of batches.slice(0, 10)) await crashed.applyBatch(batch);
+    for (const batch of batches.slice(0, 10)) await crashed.writer.applyBatch(batch);
     const restarted = await openSqliteStore({ path: crashedPath, logger: silentLogger() });
     await rollBack(restarted);
     await crashed.close();

@@ -7,9 +7,12 @@ import type { Logger } from '../../internal/logger.js';
 import { type ApiKeyLimitColumns, encodeApiKeyLimits, withApiKeyLimits } from '../api-key-limits.js';
 import {
   addDelta,
+  admitNewToken,
   checkBatchStart,
+  checkRollback,
   checkSeeds,
   NON_HOLDERS,
+  netChanges,
   planBatch,
   type TokenWork,
 } from '../batch-plan.js';
@@ -21,6 +24,7 @@ import type {
   ChainActivity,
   ChainStatus,
   Checkpoint,
+  FlatStore,
   IndexBatch,
   NeoContractRecord,
   NeoOutputRow,
@@ -29,11 +33,13 @@ import type {
   RollbackResult,
   SeedBalance,
   Store,
+  StoreWriter,
   SupplyUpdate,
   TokenPage,
   TokenRecord,
   TransferRecord,
 } from '../types.js';
+import { storeOfParts } from '../types.js';
 import { batchFromWire, planWire, type WireBatch } from './batch-wire.js';
 import {
   amountHexDigits,
@@ -63,10 +69,15 @@ export interface SqliteStoreOptions {
   cacheKiB?: number;
 }
 
-/** The SQLite store, and what its writer thread alone uses of it. */
-export interface SqliteStore extends Store {
+/** The SQLite store's writer, with what its writer thread alone uses of it. */
+export interface SqliteWriter extends StoreWriter {
   /** `applyBatch` of a batch as the writer thread receives it, without a transfer object each. */
   applyWireBatch(wire: WireBatch): Promise<void>;
+}
+
+/** The SQLite store. */
+export interface SqliteStore extends Store {
+  readonly writer: SqliteWriter;
 }
 
 /** Opens (creating and migrating when needed) a SQLite store. */
@@ -270,22 +281,9 @@ function multiRow(db: Database.Database, build: (rows: number) => string, width:
 
 const ROWS_PER_STATEMENT = 100;
 
-/**
- * The net balance change per holder of stored transfer rows (`from_addr`, `to_addr`, `value`),
- * times `sign`: 1n to add them (a replay), -1n to take them off (a rollback).
- */
-function netChanges(rows: [SqlValue, SqlValue, SqlValue][], sign: 1n | -1n): Map<string, bigint> {
-  const deltas = new Map<string, bigint>();
-  for (const [from, to, value] of rows) {
-    const amount = decodeAmount(value) * sign;
-    const fromAddress = decodeHex(from);
-    const toAddress = decodeHex(to);
-    if (fromAddress === toAddress) continue;
-    addDelta(deltas, fromAddress, -amount);
-    addDelta(deltas, toAddress, amount);
-  }
-  return deltas;
-}
+/** A stored transfer row's `[from, to, value]` (`from_addr`, `to_addr`, `value`), decoded. */
+const decodeTransferRow = ([from, to, value]: [SqlValue, SqlValue, SqlValue]) =>
+  [decodeHex(from), decodeHex(to), decodeAmount(value)] as const;
 
 /**
  * The rows of a multi-row statement, written in place into one reused parameter array and run
@@ -927,7 +925,9 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
    */
   function replayBalances(chain: string, balancesBlock: number): void {
     for (const id of sql.probeTokens.all(chain, balancesBlock)) {
-      applyDeltas(chain, [{ id, deltas: netChanges(sql.transfersAbove.all(id, balancesBlock), 1n) }]);
+      applyDeltas(chain, [
+        { id, deltas: netChanges(sql.transfersAbove.all(id, balancesBlock), decodeTransferRow, 1n) },
+      ]);
     }
     sql.balancesCurrent.run(chain);
   }
@@ -998,17 +998,12 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       const address = encodeHex(token.address);
       let id = sql.tokenId.get(chain, address);
       if (id === undefined) {
-        const meta = metadata.get(token.address);
-        if (meta === undefined) {
-          throw new TokenqueryError(`batch for ${chain} lacks the metadata of new token ${token.address}`);
-        }
+        const meta = admitNewToken(chain, metadata, token);
         id = Number(
           sql.insertToken.run(chain, address, meta.name, meta.symbol, meta.decimals, token.firstBlock)
             .lastInsertRowid,
         );
         newTokens++;
-        // A new token's supply must be read; any read at or after its first block will do.
-        token.dirtyBlock = Math.max(token.dirtyBlock ?? token.firstBlock, token.firstBlock);
       }
       ids.push(id);
     }
@@ -1226,14 +1221,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
       discardBufferedRows();
       validateBalanceCache();
       const current = sql.getChain.get(chain);
-      if (current?.indexed_block == null) {
-        throw new TokenqueryError(`cannot roll back ${chain}: nothing is indexed yet`);
-      }
-      if (toBlock > current.indexed_block) {
-        throw new TokenqueryError(
-          `cannot roll back ${chain} to block ${toBlock}: the checkpoint is block ${current.indexed_block}`,
-        );
-      }
+      checkRollback(chain, current?.indexed_block, toBlock, false);
       // The rollback takes the removed transfers off the balances table: make it whole first.
       // (`rollback` drops `unwritten` and the cache afterwards, written or not.)
       recoverBalances(chain, current);
@@ -1264,7 +1252,9 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
           removedTokens++;
           continue;
         }
-        const [holders] = applyDeltas(chain, [{ id, deltas: netChanges(rows, -1n) }]).holderChanges;
+        const [holders] = applyDeltas(chain, [
+          { id, deltas: netChanges(rows, decodeTransferRow, -1n) },
+        ]).holderChanges;
         // A supply read at or after the common ancestor reflects the surviving history.
         sql.tokenAfterRollback.run({ holders, removed: rows.length, dirty: toBlock, id });
       }
@@ -1321,9 +1311,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     return tokenPage(chain, rows, rows.length > 0 ? rows[0]![0] : sql.tokenCount.get(chain));
   });
 
-  return {
-    kind: 'sqlite',
-
+  const flat: FlatStore & SqliteWriter = {
     async getCheckpoint(chain: string): Promise<Checkpoint | null> {
       const row = sql.getChain.get(chain);
       if (row?.indexed_block == null) return null;
@@ -1353,7 +1341,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
 
     async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
       // NEO has one-block finality; its outputs, deployments and asset facts are not journaled.
-      if (neo.hasData(chain)) throw new TokenqueryError(`cannot roll back ${chain}: NEO data is final`);
+      if (neo.hasData(chain)) checkRollback(chain, null, toBlock, true);
       try {
         return rollbackTx.immediate(chain, toBlock, toBlockHash);
       } finally {
@@ -1590,16 +1578,16 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
     async setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean> {
       return sql.setKeyLimits.run(...encodeApiKeyLimits(limits), idOrHash, idOrHash).changes > 0;
     },
-
-    async close(): Promise<void> {
-      if (!db.open) return;
-      try {
-        // Balances written behind the checkpoint go now; were this to fail, the next start replays them.
-        if (unwritten.size > 0) writeAllUnwrittenTx.immediate();
-      } finally {
-        unwritten.clear();
-        db.close();
-      }
-    },
   };
+  const close = async (): Promise<void> => {
+    if (!db.open) return;
+    try {
+      // Balances written behind the checkpoint go now; were this to fail, the next start replays them.
+      if (unwritten.size > 0) writeAllUnwrittenTx.immediate();
+    } finally {
+      unwritten.clear();
+      db.close();
+    }
+  };
+  return { ...storeOfParts('sqlite', flat, close), writer: flat };
 }

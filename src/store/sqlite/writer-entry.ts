@@ -30,9 +30,9 @@ port.on('message', async (message: WriterRequest | 'close') => {
     // Batches arrive as columns (batch-wire.ts) and are applied as such.
     const value =
       message.method === 'applyBatch'
-        ? await store.applyWireBatch(message.args[0] as WireBatch)
-        : await (store[message.method] as (...args: unknown[]) => Promise<unknown>).apply(
-            store,
+        ? await store.writer.applyWireBatch(message.args[0] as WireBatch)
+        : await (store.writer[message.method] as (...args: unknown[]) => Promise<unknown>).apply(
+            store.writer,
             message.args,
           );
     response = { id: message.id, ok: true, value };

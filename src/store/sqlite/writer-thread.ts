@@ -5,26 +5,23 @@
  * milliseconds. The indexer's thread has other work to do meanwhile (parsing and decoding the
  * next `eth_getLogs` answers), so the indexer opens its store this way: every write method is
  * sent to a worker thread that owns a second connection (and the balance cache that goes with
- * it), while reads run on this thread's own connection. SQLite's WAL mode lets the two
+ * it), while its reads and every other part of the store run on this thread's own connection. SQLite's WAL mode lets the two
  * connections work at once, and a write's promise settles only after its transaction has
  * committed, so a read that follows it sees it.
  */
 import { Worker } from 'node:worker_threads';
 import { TokenqueryError } from '../../internal/errors.js';
-import type { Store } from '../types.js';
+import type { Store, StoreWriter } from '../types.js';
 import { batchToWire } from './batch-wire.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
 
-/** The store methods that write, and so run on the writer thread. */
+/** The writer's methods that write, and so run on the writer thread. */
 export const WRITE_METHODS = [
   'applyBatch',
   'rollback',
   'updateSupplies',
   'setChainStatus',
-  'createApiKey',
-  'revokeApiKey',
-  'setApiKeyLimits',
-] as const satisfies readonly (keyof Store)[];
+] as const satisfies readonly (keyof StoreWriter)[];
 
 export type WriteMethod = (typeof WRITE_METHODS)[number];
 
@@ -103,9 +100,8 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
       worker.postMessage({ id, method, args } satisfies WriterRequest);
     });
 
-  const store: Store = {
-    ...reader,
-    kind: reader.kind,
+  const writer: StoreWriter = {
+    ...reader.writer,
     // One worker, one message queue, and a synchronous transaction per message.
     ordersBatches: true,
     // Transfers travel as columns (see batch-wire.ts): the biggest message by far.
@@ -113,9 +109,10 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     rollback: (...args) => call('rollback', args),
     updateSupplies: (...args) => call('updateSupplies', args),
     setChainStatus: (...args) => call('setChainStatus', args),
-    createApiKey: (...args) => call('createApiKey', args),
-    revokeApiKey: (...args) => call('revokeApiKey', args),
-    setApiKeyLimits: (...args) => call('setApiKeyLimits', args),
+  };
+  const store: Store = {
+    ...reader,
+    writer,
     close() {
       closed ??= (async () => {
         // `close` is queued behind every write already sent, so they all finish first.
