@@ -45,35 +45,36 @@ async function findNeoToken(ctx: RouteContext, address: string): Promise<NeoToke
   return token;
 }
 
+type SupplyOf = (token: NeoTokenRecord, total: bigint) => bigint;
+
 /**
- * Raw supplies: total is `totalSupply()` for NEP-5 and the issued amount for assets; max is
- * the asset's cap, else the total (NEP-5 has no cap).
+ * Raw supplies, by path segment, with their documentation: total is `totalSupply()` for NEP-5
+ * and the issued amount for assets; max is the asset's cap, else the total (NEP-5 has no cap).
  */
-const SUPPLIES: Record<string, { of: (token: NeoTokenRecord, total: bigint) => bigint; doc: OperationDoc }> =
-  {
-    totalsupply: {
-      of: (_token, total) => total,
-      doc: {
-        operationId: 'neoTotalSupply',
-        summary: 'Total Supply',
-        family: 'NEO',
-        description: supplyNote('`totalSupply()` of a NEP-5 token, or the issued amount of a global asset'),
-        body: 'number',
-        errors: ALL_IN_BAND,
-      },
+const SUPPLIES: Record<string, { of: SupplyOf; doc: OperationDoc }> = {
+  totalsupply: {
+    of: (_token, total) => total,
+    doc: {
+      operationId: 'neoTotalSupply',
+      summary: 'Total Supply',
+      family: 'NEO',
+      description: supplyNote('`totalSupply()` of a NEP-5 token, or the issued amount of a global asset'),
+      body: 'number',
+      errors: ALL_IN_BAND,
     },
-    maxsupply: {
-      of: (token, total) => token.cap ?? total,
-      doc: {
-        operationId: 'neoMaxSupply',
-        summary: 'Max Supply',
-        family: 'NEO',
-        description: supplyNote("A global asset's registered amount; for NEP-5 tokens, the total supply"),
-        body: 'number',
-        errors: ALL_IN_BAND,
-      },
+  },
+  maxsupply: {
+    of: (token, total) => token.cap ?? total,
+    doc: {
+      operationId: 'neoMaxSupply',
+      summary: 'Max Supply',
+      family: 'NEO',
+      description: supplyNote("A global asset's registered amount; for NEP-5 tokens, the total supply"),
+      body: 'number',
+      errors: ALL_IN_BAND,
     },
-  };
+  },
+};
 
 const TOKEN_INFO: OperationDoc = {
   operationId: 'neoTokenInfo',
