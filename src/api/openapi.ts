@@ -4,10 +4,11 @@
  * It is generated from fastify's route table by @fastify/swagger: every route registered after
  * {@link registerOpenApi} is collected with the schema fastify compiled for it, so each 200 body
  * is described by the very schema that serializes it. What a route schema cannot say (summaries,
- * path parameters, which Tokenview errors an operation answers, the bare-number bodies of the
- * supply operations) is added here, per route, only to the document: route schemas are read,
- * never changed, so validation and serialization stay exactly as they are. A `/vipapi/` route
- * without an entry here, or an entry without its route, fails the build of the document.
+ * which Tokenview errors an operation answers, the bare-number bodies of the supply operations)
+ * each route says in its config (`openapi`, see operation-doc.ts); path parameters and the
+ * responses every operation shares are added here. All of it goes only to the document: route
+ * schemas are read, never changed, so validation and serialization stay exactly as they are.
+ * A `/vipapi/` route without its documentation fails the build of the document.
  */
 import { readFileSync } from 'node:fs';
 import fastifySwagger from '@fastify/swagger';
@@ -24,6 +25,7 @@ import {
   tooManyRequests,
   unsupportedCoin,
 } from './errors.js';
+import type { Family, InBandError, OperationDoc } from './operation-doc.js';
 import {
   EVM_ADDRESS,
   MAX_PAGE,
@@ -39,238 +41,6 @@ export const OPENAPI_PATH = '/openapi.json';
 
 /** Name of the API-key security scheme in the document. */
 export const API_KEY_SCHEME = 'apikey';
-
-type Family = 'EVM' | 'NEO' | 'Service';
-
-/** Errors answered with HTTP 200 (Tokenview puts most error codes in a 200 envelope). */
-type InBandError = 'unsupportedCoin' | 'invalidParameter' | 'noData';
-
-interface OperationDoc {
-  operationId: string;
-  summary: string;
-  family: Family;
-  description?: string;
-  /**
-   * `envelope`: a success envelope whose schema is the route's own 200 schema;
-   * `number`: a bare decimal number as text/plain (the supply operations);
-   * `json`: plain JSON described by `bodySchema` (service routes, which have no route schema).
-   */
-  body: 'envelope' | 'number' | 'json';
-  bodySchema?: JsonSchema;
-  /** The 200-envelope errors the operation can answer, besides the ones every operation can. */
-  errors: readonly InBandError[];
-  /** Needs the `apikey` query parameter. Default true. */
-  auth?: boolean;
-}
-
-const ALL_IN_BAND: readonly InBandError[] = ['unsupportedCoin', 'invalidParameter', 'noData'];
-const LISTS: readonly InBandError[] = ['unsupportedCoin', 'invalidParameter'];
-
-const supplyNote = (what: string): string =>
-  `${what}, decimal-adjusted, as a bare number in a text/plain body (no envelope, no trailing ` +
-  'newline). Errors are JSON envelopes as elsewhere; a token whose `totalSupply()` could not be ' +
-  'read answers 404 `无数据`.';
-
-/**
- * Every documented route, by its fastify URL. The 13 Tokenview operations, then the service
- * routes. Keys must match the registered URLs exactly.
- */
-const OPERATIONS: Record<string, OperationDoc> = {
-  '/vipapi/:chain/token/:address': {
-    operationId: 'evmTokenInfo',
-    summary: 'Token Info',
-    family: 'EVM',
-    description: 'Transfer and holder counts and metadata of a token.',
-    body: 'envelope',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/token/totalsupply/:chain/:address': {
-    operationId: 'evmTotalSupply',
-    summary: 'Total Supply',
-    family: 'EVM',
-    description: supplyNote('`totalSupply()` at the indexed head'),
-    body: 'number',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/token/maxsupply/:chain/:address': {
-    operationId: 'evmMaxSupply',
-    summary: 'Max Supply',
-    family: 'EVM',
-    description: supplyNote('The cap (`cap()`) when the token has one, else the total supply'),
-    body: 'number',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/token/circulatingsupply/:chain/:address': {
-    operationId: 'evmCirculatingSupply',
-    summary: 'Circulating Supply',
-    family: 'EVM',
-    description: supplyNote(
-      'The total supply less the balances of the burn addresses `0x0…0` and `0x0…dead` (never below 0)',
-    ),
-    body: 'number',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/:chain/token/tokentrans/:address/:page/:size': {
-    operationId: 'evmTransferList',
-    summary: 'Token Transaction List',
-    family: 'EVM',
-    description: 'Transfers of a token, newest first. A page past the end answers code 1 with `data: []`.',
-    body: 'envelope',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/:chain/tokens/:page/:size': {
-    operationId: 'evmTokenList',
-    summary: 'Token List on Chain',
-    family: 'EVM',
-    description: 'Tokens of a chain, most holders first. A page past the end has `data: []`.',
-    body: 'envelope',
-    errors: LISTS,
-  },
-  '/vipapi/neo/token/:address': {
-    operationId: 'neoTokenInfo',
-    summary: 'Token Info',
-    family: 'NEO',
-    description:
-      'Transfer and holder counts and metadata of a NEP-5 token or global asset. ' +
-      'The same operation also answers at `/vipapi/token/neo/{address}` (the segment order of ' +
-      "Tokenview's sample request).",
-    body: 'envelope',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/token/totalsupply/neo/:address': {
-    operationId: 'neoTotalSupply',
-    summary: 'Total Supply',
-    family: 'NEO',
-    description: supplyNote('`totalSupply()` of a NEP-5 token, or the issued amount of a global asset'),
-    body: 'number',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/token/maxsupply/neo/:address': {
-    operationId: 'neoMaxSupply',
-    summary: 'Max Supply',
-    family: 'NEO',
-    description: supplyNote("A global asset's registered amount; for NEP-5 tokens, the total supply"),
-    body: 'number',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/neo/token/tokentrans/:address/:page/:size': {
-    operationId: 'neoTransferList',
-    summary: 'Token Transaction List',
-    family: 'NEO',
-    description: 'Transfers of a NEP-5 token or global asset, newest first.',
-    body: 'envelope',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/neo/asset/:address': {
-    operationId: 'neoAssetInfo',
-    summary: 'Assets (Token) Info',
-    family: 'NEO',
-    description: 'A NEP-5 token or global asset with its total supply, category, creation time and creator.',
-    body: 'envelope',
-    errors: ALL_IN_BAND,
-  },
-  '/vipapi/tokens/neo/:page/:size': {
-    operationId: 'neoAssetList',
-    summary: 'Assets (Token) List On Chain',
-    family: 'NEO',
-    description: 'NEP-5 tokens and global assets, most holders first.',
-    body: 'envelope',
-    errors: LISTS,
-  },
-  '/vipapi/contracts/neo/:page/:size': {
-    operationId: 'neoContractList',
-    summary: 'Contracts List On Chain',
-    family: 'NEO',
-    description: 'Contract deployments, newest first.',
-    body: 'envelope',
-    errors: LISTS,
-  },
-  '/healthz': {
-    operationId: 'health',
-    summary: 'Health check',
-    family: 'Service',
-    description: 'HTTP 200 while the store answers, 503 when it does not. Plain JSON, no envelope.',
-    body: 'json',
-    bodySchema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['status'],
-      properties: { status: { enum: ['ok', 'unavailable'] } },
-    },
-    errors: [],
-    auth: false,
-  },
-  '/status': {
-    operationId: 'status',
-    summary: 'Indexing progress',
-    family: 'Service',
-    description: "Each configured chain's head, indexed block and lag. Plain JSON, no envelope.",
-    body: 'json',
-    bodySchema: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['chains'],
-      properties: {
-        chains: {
-          type: 'object',
-          additionalProperties: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['head', 'indexed', 'lag', 'lastError'],
-            properties: {
-              head: { type: 'integer', minimum: 0, description: 'Newest block seen on the node.' },
-              indexed: {
-                type: 'integer',
-                minimum: 0,
-                description: 'Newest block whose data the API shows.',
-              },
-              lag: { type: 'integer', minimum: 0 },
-              lastError: { type: ['string', 'null'] },
-              writer: {
-                type: 'object',
-                description: 'PostgreSQL: the process last elected to write the chain.',
-                required: ['id', 'epoch', 'since'],
-                properties: {
-                  id: { type: 'string' },
-                  epoch: { type: 'integer' },
-                  since: { type: 'integer' },
-                },
-              },
-              role: { enum: ['writer', 'standby'] },
-              holdersPartial: {
-                type: 'boolean',
-                const: true,
-                description:
-                  'Present when indexing starts after a block (--from-block) and the node had no state at the block before it: holders seen since start at 0, so holder counts and balances are partial.',
-              },
-            },
-          },
-        },
-      },
-    },
-    errors: [],
-    auth: false,
-  },
-  [OPENAPI_PATH]: {
-    operationId: 'openapi',
-    summary: 'This OpenAPI document',
-    family: 'Service',
-    body: 'json',
-    bodySchema: { type: 'object', required: ['openapi', 'info', 'paths'] },
-    errors: [],
-    auth: false,
-  },
-};
-
-/** Routes that answer an operation documented under another path. */
-const ALIASES: Record<string, string> = {
-  '/vipapi/token/neo/:address': '/vipapi/neo/token/:address',
-};
-
-/** The 13 Tokenview operations' fastify URLs (every `/vipapi/` entry above). */
-export const TOKENVIEW_OPERATION_URLS: readonly string[] = Object.keys(OPERATIONS).filter((url) =>
-  url.startsWith('/vipapi/'),
-);
 
 /** The errors, by the factories that make them, so codes and messages come from one place. */
 const IN_BAND_ERRORS: Record<InBandError, { error: ApiError; when: string; msgIsPrefix?: boolean }> = {
@@ -379,7 +149,14 @@ function paramsSchema(url: string, family: Family, chains: readonly string[]): J
 }
 
 /** The document-only schema of one documented GET route. */
-function operationSchema(url: string, doc: OperationDoc, route: RouteOptions, chains: readonly string[]) {
+function operationSchema(
+  url: string,
+  doc: OperationDoc,
+  auth: boolean,
+  route: RouteOptions,
+  chains: readonly string[],
+) {
+  const body = doc.body ?? 'envelope';
   const routeResponse = (route.schema?.response as Record<string, JsonSchema> | undefined)?.['200'];
   const example = parameterError(url, doc.family);
   const inBandSchemas = doc.errors.map((name) => {
@@ -389,7 +166,7 @@ function operationSchema(url: string, doc: OperationDoc, route: RouteOptions, ch
   const inBand = doc.errors.map((name) => IN_BAND_ERRORS[name]);
   let success: JsonSchema;
   let content: Record<string, { schema: JsonSchema }>;
-  if (doc.body === 'envelope') {
+  if (body === 'envelope') {
     if (routeResponse === undefined) throw new Error(`openapi: route ${url} has no 200 response schema`);
     success = routeResponse;
     content = {
@@ -397,7 +174,7 @@ function operationSchema(url: string, doc: OperationDoc, route: RouteOptions, ch
         schema: inBand.length === 0 ? success : { oneOf: [success, ...inBandSchemas] },
       },
     };
-  } else if (doc.body === 'number') {
+  } else if (body === 'number') {
     if (routeResponse !== undefined) throw new Error(`openapi: route ${url} is documented as text`);
     content = {
       'text/plain': {
@@ -421,7 +198,7 @@ function operationSchema(url: string, doc: OperationDoc, route: RouteOptions, ch
   const response: Record<string, JsonSchema> = {
     200: {
       description:
-        doc.body === 'number'
+        body === 'number'
           ? `The number; or, as JSON with HTTP 200, the error envelope: ${codes.join('; ')}.`
           : codes.length > 0
             ? `Success envelope (\`code\` 1), or an error envelope with HTTP 200: ${codes.join('; ')}.`
@@ -429,13 +206,8 @@ function operationSchema(url: string, doc: OperationDoc, route: RouteOptions, ch
       content,
     },
   };
-  if (doc.operationId === 'health') {
-    response[503] = {
-      description: 'The store does not answer.',
-      content: { 'application/json': { schema: doc.bodySchema } },
-    };
-  }
-  if (doc.auth !== false) {
+  Object.assign(response, doc.responses);
+  if (auth) {
     response[401] = errorResponse(invalidApiKey(), '`apikey` missing, unknown or revoked.');
     response[429] = {
       ...errorResponse(
@@ -454,7 +226,7 @@ function operationSchema(url: string, doc: OperationDoc, route: RouteOptions, ch
     tags: [doc.family],
     ...(doc.description === undefined ? {} : { description: doc.description }),
     ...(params === undefined ? {} : { params }),
-    ...(doc.auth === false ? { security: [] } : { security: [{ [API_KEY_SCHEME]: [] }] }),
+    ...(auth ? { security: [{ [API_KEY_SCHEME]: [] }] } : { security: [] }),
     response,
   };
   return schema;
@@ -510,7 +282,6 @@ export interface OpenApiOptions {
  * {@link OPENAPI_PATH}. The document is built on its first request and kept.
  */
 export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions): Promise<void> {
-  const documented = new Set<string>();
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -534,34 +305,29 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
     convertConstToEnum: false,
     transform({ schema, url, route }) {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
-      const alias = ALIASES[url];
-      const doc = OPERATIONS[url];
-      if (methods.length !== 1 || methods[0] !== 'GET' || alias !== undefined || doc === undefined) {
+      const openapi = route.config?.openapi;
+      if (methods.length !== 1 || methods[0] !== 'GET' || openapi === undefined || openapi.doc === 'alias') {
         // Other methods only answer 405; an alias is documented under its main path. Undocumented
         // GET routes outside /vipapi/ (static assets, pages) stay out; an operation may not.
-        if (
-          methods.includes('GET') &&
-          url.startsWith('/vipapi/') &&
-          alias === undefined &&
-          doc === undefined
-        ) {
+        if (methods.includes('GET') && url.startsWith('/vipapi/') && openapi === undefined) {
           throw new Error(`openapi: operation ${url} is not documented`);
         }
         return { schema: { ...schema, hide: true }, url };
       }
-      documented.add(url);
-      return { schema: operationSchema(url, doc, route, options.chains), url };
-    },
-    transformObject({ ...document }) {
-      const missing = Object.keys(OPERATIONS).filter((url) => !documented.has(url));
-      if (missing.length > 0)
-        throw new Error(`openapi: documented routes not registered: ${missing.join(', ')}`);
-      return (document as { openapiObject: Record<string, unknown> }).openapiObject;
+      return { schema: operationSchema(url, openapi.doc, openapi.auth, route, options.chains), url };
     },
   });
 
   let body: string | undefined;
-  app.get(OPENAPI_PATH, async (_request, reply) => {
+  const doc: OperationDoc = {
+    operationId: 'openapi',
+    summary: 'This OpenAPI document',
+    family: 'Service',
+    body: 'json',
+    bodySchema: { type: 'object', required: ['openapi', 'info', 'paths'] },
+    errors: [],
+  };
+  app.get(OPENAPI_PATH, { config: { openapi: { doc, auth: false } } }, async (_request, reply) => {
     body ??= JSON.stringify(app.swagger());
     return reply.code(200).type(JSON_CONTENT_TYPE).header('cache-control', 'no-cache').send(body);
   });

@@ -12,6 +12,7 @@ import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
 import { methodNotAllowed, unsupportedCoin } from './errors.js';
 import type { KeyGate } from './key-gate.js';
+import type { RouteDoc } from './operation-doc.js';
 import type { ResponseCache } from './response-cache.js';
 
 /** What route handlers need. */
@@ -34,10 +35,15 @@ export interface OperationOptions {
   response?: JsonSchema;
   /** False for `/healthz` and `/status`. Default true. */
   auth?: boolean;
+  /** The operation's OpenAPI documentation; every `/vipapi/` route has one. */
+  doc?: RouteDoc;
   handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
 }
 
 export function registerOperation(app: FastifyInstance, ctx: RouteContext, options: OperationOptions): void {
+  if (options.doc === undefined && options.url.startsWith('/vipapi/')) {
+    throw new Error(`operation ${options.url} is not documented`);
+  }
   ctx.pathShapes.push(pathShape(options.url));
   // Callback style, so that a key whose lookup is cached passes without a promise round trip.
   const requireApiKey: onRequestHookHandler = (request, reply, done) => {
@@ -48,6 +54,9 @@ export function registerOperation(app: FastifyInstance, ctx: RouteContext, optio
     url: options.url,
     ...(options.auth === false ? {} : { onRequest: requireApiKey }),
     ...(options.response ? { schema: { response: { 200: options.response } } } : {}),
+    ...(options.doc === undefined
+      ? {}
+      : { config: { openapi: { doc: options.doc, auth: options.auth !== false } } }),
     handler: options.handler,
   });
   app.route({

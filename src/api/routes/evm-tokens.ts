@@ -15,6 +15,7 @@ import {
   transferListJson,
   transferListSchema,
 } from '../evm-views.js';
+import { ALL_IN_BAND, LISTS } from '../operation-doc.js';
 import { parseEvmAddress, parsePaging } from '../params.js';
 import { pathParams, type RouteContext, registerOperation, requireEvmChain } from '../routing.js';
 
@@ -29,6 +30,13 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/:chain/token/:address',
     response: tokenSummarySchema,
+    doc: {
+      operationId: 'evmTokenInfo',
+      summary: 'Token Info',
+      family: 'EVM',
+      description: 'Transfer and holder counts and metadata of a token.',
+      errors: ALL_IN_BAND,
+    },
     async handler(request, reply) {
       const params = pathParams<'chain' | 'address'>(request);
       const chain = requireEvmChain(ctx, params.chain);
@@ -42,6 +50,13 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/:chain/token/tokentrans/:address/:page/:size',
     response: transferListSchema,
+    doc: {
+      operationId: 'evmTransferList',
+      summary: 'Token Transaction List',
+      family: 'EVM',
+      description: 'Transfers of a token, newest first. A page past the end answers code 1 with `data: []`.',
+      errors: ALL_IN_BAND,
+    },
     async handler(request, reply) {
       const params = pathParams<'chain' | 'address' | 'page' | 'size'>(request);
       const chain = requireEvmChain(ctx, params.chain);
@@ -68,6 +83,13 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/:chain/tokens/:page/:size',
     response: tokenPageSchema,
+    doc: {
+      operationId: 'evmTokenList',
+      summary: 'Token List on Chain',
+      family: 'EVM',
+      description: 'Tokens of a chain, most holders first. A page past the end has `data: []`.',
+      errors: LISTS,
+    },
     async handler(request, reply) {
       const params = pathParams<'chain' | 'page' | 'size'>(request);
       const chain = requireEvmChain(ctx, params.chain);

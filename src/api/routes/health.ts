@@ -3,6 +3,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { JSON_CONTENT_TYPE } from '../envelope.js';
+import type { OperationDoc } from '../operation-doc.js';
 import { type RouteContext, registerOperation } from '../routing.js';
 
 /** One chain's progress in `/status`. */
@@ -26,10 +27,86 @@ export interface ChainProgress {
   holdersPartial?: true;
 }
 
+const HEALTH_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: { status: { enum: ['ok', 'unavailable'] } },
+};
+
+const HEALTH: OperationDoc = {
+  operationId: 'health',
+  summary: 'Health check',
+  family: 'Service',
+  description: 'HTTP 200 while the store answers, 503 when it does not. Plain JSON, no envelope.',
+  body: 'json',
+  bodySchema: HEALTH_BODY,
+  errors: [],
+  responses: {
+    503: {
+      description: 'The store does not answer.',
+      content: { 'application/json': { schema: HEALTH_BODY } },
+    },
+  },
+};
+
+/** `/status`'s body: {@link ChainProgress} per configured chain. */
+const STATUS: OperationDoc = {
+  operationId: 'status',
+  summary: 'Indexing progress',
+  family: 'Service',
+  description: "Each configured chain's head, indexed block and lag. Plain JSON, no envelope.",
+  body: 'json',
+  bodySchema: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['chains'],
+    properties: {
+      chains: {
+        type: 'object',
+        additionalProperties: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['head', 'indexed', 'lag', 'lastError'],
+          properties: {
+            head: { type: 'integer', minimum: 0, description: 'Newest block seen on the node.' },
+            indexed: {
+              type: 'integer',
+              minimum: 0,
+              description: 'Newest block whose data the API shows.',
+            },
+            lag: { type: 'integer', minimum: 0 },
+            lastError: { type: ['string', 'null'] },
+            writer: {
+              type: 'object',
+              description: 'PostgreSQL: the process last elected to write the chain.',
+              required: ['id', 'epoch', 'since'],
+              properties: {
+                id: { type: 'string' },
+                epoch: { type: 'integer' },
+                since: { type: 'integer' },
+              },
+            },
+            role: { enum: ['writer', 'standby'] },
+            holdersPartial: {
+              type: 'boolean',
+              const: true,
+              description:
+                'Present when indexing starts after a block (--from-block) and the node had no state at the block before it: holders seen since start at 0, so holder counts and balances are partial.',
+            },
+          },
+        },
+      },
+    },
+  },
+  errors: [],
+};
+
 export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: readonly string[]): void {
   registerOperation(app, ctx, {
     url: '/healthz',
     auth: false,
+    doc: HEALTH,
     async handler(request, reply) {
       try {
         await ctx.store.reader.listChainStatuses();
@@ -44,6 +121,7 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
   registerOperation(app, ctx, {
     url: '/status',
     auth: false,
+    doc: STATUS,
     async handler(_request, reply) {
       const statuses = new Map((await ctx.store.reader.listChainStatuses()).map((s) => [s.chain, s]));
       const out: Record<string, ChainProgress> = {};

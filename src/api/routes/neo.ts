@@ -26,6 +26,7 @@ import {
   neoTransferList,
   neoTransferListSchema,
 } from '../neo-views.js';
+import { ALL_IN_BAND, LISTS, type OperationDoc, type RouteDoc, supplyNote } from '../operation-doc.js';
 import { parseNeoHash, parsePaging } from '../params.js';
 import { pathParams, type RouteContext, registerOperation } from '../routing.js';
 
@@ -44,13 +45,46 @@ async function findNeoToken(ctx: RouteContext, address: string): Promise<NeoToke
   return token;
 }
 
+type SupplyOf = (token: NeoTokenRecord, total: bigint) => bigint;
+
 /**
- * Raw supplies: total is `totalSupply()` for NEP-5 and the issued amount for assets; max is
- * the asset's cap, else the total (NEP-5 has no cap).
+ * Raw supplies, by path segment, with their documentation: total is `totalSupply()` for NEP-5
+ * and the issued amount for assets; max is the asset's cap, else the total (NEP-5 has no cap).
  */
-const SUPPLIES: Record<string, (token: NeoTokenRecord, total: bigint) => bigint> = {
-  totalsupply: (_token, total) => total,
-  maxsupply: (token, total) => token.cap ?? total,
+const SUPPLIES: Record<string, { of: SupplyOf; doc: OperationDoc }> = {
+  totalsupply: {
+    of: (_token, total) => total,
+    doc: {
+      operationId: 'neoTotalSupply',
+      summary: 'Total Supply',
+      family: 'NEO',
+      description: supplyNote('`totalSupply()` of a NEP-5 token, or the issued amount of a global asset'),
+      body: 'number',
+      errors: ALL_IN_BAND,
+    },
+  },
+  maxsupply: {
+    of: (token, total) => token.cap ?? total,
+    doc: {
+      operationId: 'neoMaxSupply',
+      summary: 'Max Supply',
+      family: 'NEO',
+      description: supplyNote("A global asset's registered amount; for NEP-5 tokens, the total supply"),
+      body: 'number',
+      errors: ALL_IN_BAND,
+    },
+  },
+};
+
+const TOKEN_INFO: OperationDoc = {
+  operationId: 'neoTokenInfo',
+  summary: 'Token Info',
+  family: 'NEO',
+  description:
+    'Transfer and holder counts and metadata of a NEP-5 token or global asset. ' +
+    'The same operation also answers at `/vipapi/token/neo/{address}` (the segment order of ' +
+    "Tokenview's sample request).",
+  errors: ALL_IN_BAND,
 };
 
 export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -59,17 +93,23 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
     const token = await findNeoToken(ctx, parseNeoHash(address));
     return sendOk(reply, neoTokenSummary(token));
   };
-  for (const url of ['/vipapi/neo/token/:address', '/vipapi/token/neo/:address']) {
+  const tokenInfoRoutes: [url: string, doc: RouteDoc][] = [
+    ['/vipapi/neo/token/:address', TOKEN_INFO],
+    ['/vipapi/token/neo/:address', 'alias'],
+  ];
+  for (const [url, doc] of tokenInfoRoutes) {
     registerOperation(app, ctx, {
       url,
       response: neoTokenSummarySchema,
+      doc,
       handler: (request, reply) => tokenInfo(pathParams<'address'>(request).address, reply),
     });
   }
 
-  for (const [kind, supplyOf] of Object.entries(SUPPLIES)) {
+  for (const [kind, { of: supplyOf, doc }] of Object.entries(SUPPLIES)) {
     registerOperation(app, ctx, {
       url: `/vipapi/token/${kind}/neo/:address`,
+      doc,
       async handler(request, reply) {
         requireNeo(ctx);
         const token = await findNeoToken(ctx, parseNeoHash(pathParams<'address'>(request).address));
@@ -83,6 +123,13 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/neo/token/tokentrans/:address/:page/:size',
     response: neoTransferListSchema,
+    doc: {
+      operationId: 'neoTransferList',
+      summary: 'Token Transaction List',
+      family: 'NEO',
+      description: 'Transfers of a NEP-5 token or global asset, newest first.',
+      errors: ALL_IN_BAND,
+    },
     async handler(request, reply) {
       const params = pathParams<'address' | 'page' | 'size'>(request);
       const chain = requireNeo(ctx);
@@ -101,6 +148,14 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/neo/asset/:address',
     response: neoAssetSummarySchema,
+    doc: {
+      operationId: 'neoAssetInfo',
+      summary: 'Assets (Token) Info',
+      family: 'NEO',
+      description:
+        'A NEP-5 token or global asset with its total supply, category, creation time and creator.',
+      errors: ALL_IN_BAND,
+    },
     async handler(request, reply) {
       requireNeo(ctx);
       const token = await findNeoToken(ctx, parseNeoHash(pathParams<'address'>(request).address));
@@ -111,6 +166,13 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/tokens/neo/:page/:size',
     response: neoTokenPageSchema,
+    doc: {
+      operationId: 'neoAssetList',
+      summary: 'Assets (Token) List On Chain',
+      family: 'NEO',
+      description: 'NEP-5 tokens and global assets, most holders first.',
+      errors: LISTS,
+    },
     async handler(request, reply) {
       const params = pathParams<'page' | 'size'>(request);
       const chain = requireNeo(ctx);
@@ -122,6 +184,13 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
   registerOperation(app, ctx, {
     url: '/vipapi/contracts/neo/:page/:size',
     response: neoContractListSchema,
+    doc: {
+      operationId: 'neoContractList',
+      summary: 'Contracts List On Chain',
+      family: 'NEO',
+      description: 'Contract deployments, newest first.',
+      errors: LISTS,
+    },
     async handler(request, reply) {
       const params = pathParams<'page' | 'size'>(request);
       const chain = requireNeo(ctx);
