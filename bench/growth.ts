@@ -6,11 +6,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createReadStream, readFileSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
+import { freePort } from '../src/internal/testing/net.js';
 import { combine, cpuSecondsOf, type LoadResult, load, type Slice, type Target } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, fixed, int, median, startChild } from './common.js';
@@ -385,18 +385,6 @@ function createKey(db: string, cwd: string): string {
     encoding: 'utf8',
   });
   return out.trim().split('\n').pop()!.trim();
-}
-
-/** A free TCP port on 127.0.0.1 (bound and released; nothing else here takes ports in between). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** GET over a fresh connection: the status code, or null when nothing listens yet. */

@@ -13,10 +13,10 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getBlockNumber, mine } from '../src/devchain/chain.js';
+import { freePort } from '../src/internal/testing/net.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import type { BenchChain } from './chain.js';
 import { fixed, int, median, mib, startChild } from './common.js';
@@ -559,19 +559,6 @@ async function stopGroup(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => signal('SIGKILL'), 15_000);
   await exited;
   clearTimeout(timer);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 export function renderPonder(r: PonderReport, machine: string): string {

@@ -12,6 +12,8 @@ import { type AnvilInstance, startAnvil } from '../src/devchain/anvil.js';
 import { sendTransaction, setAutomine } from '../src/devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, selector, TRANSFER_TOPIC } from '../src/devchain/deploy.js';
 import { rpc } from '../src/devchain/rpc.js';
+import { sleep } from '../src/internal/async.js';
+import { seededRandom } from '../src/internal/random.js';
 import { fixed } from './common.js';
 
 const BIN = fileURLToPath(new URL('../../bin/tokenquery.js', import.meta.url));
@@ -48,19 +50,6 @@ export interface RealtimeReport {
   loadAtEnd: number;
 }
 
-/** A seeded PRNG (mulberry32) for the gaps and the transfers per block. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 export async function runRealtimeBench(
   options: RealtimeBenchOptions,
   log: (line: string) => void,
@@ -84,7 +73,7 @@ export async function runRealtimeBench(
         requests: 0,
       },
     ];
-    const next = prng(options.seed);
+    const next = seededRandom(options.seed);
     const perRound = Math.ceil(options.blocks / options.rounds);
     for (let round = 0; round < options.rounds; round++) {
       for (const [i, mode] of modes.entries()) {

@@ -9,7 +9,8 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { chaosSeed, prng, scaled } from '../indexer/testing/chaos.js';
+import { chaosSeed, scaled } from '../indexer/testing/chaos.js';
+import { seededRandom } from '../internal/random.js';
 import { type ApiFixture, startApiFixture, USDC } from './testing/fixture.js';
 
 let fx: ApiFixture;
@@ -143,7 +144,7 @@ const LEAKS: RegExp[] = [
 describe('hostile input', () => {
   test('thousands of malformed requests: no 5xx, every body an envelope, nothing leaks', async () => {
     const seed = chaosSeed('fuzz');
-    const random = prng(seed);
+    const random = seededRandom(seed);
     const count = scaled(3_000, 20_000);
     const port = Number(new URL(fx.url).port);
     const failures: string[] = [];

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { silentLogger } from '../internal/logger.js';
+import { freePort } from '../internal/testing/net.js';
 import { createLocalRateLimiter } from './rate-limiter.js';
 import { createRedisRateLimiter, type RedisRateLimiter } from './redis-rate-limiter.js';
 import { REDIS_URL, randomPrefix, redisCommand, requireRedis } from './testing/redis.js';
@@ -48,15 +49,6 @@ function recordingLogger() {
     },
   });
   return { logger: pino({ level: 'info' }, sink), lines };
-}
-
-/** A port nothing listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** A private redis-server on `port`, ready when the promise resolves. */

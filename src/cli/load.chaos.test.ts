@@ -29,9 +29,9 @@ import {
   settledHead,
   startMiner,
   startTraffic,
-  waitFor,
 } from '../indexer/testing/chaos.js';
 import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
 import { apiUrl, getJson, lines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
 
 const logger = silentLogger();

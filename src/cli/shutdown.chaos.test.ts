@@ -27,7 +27,6 @@ import {
   diffSnapshots,
   diffStoreAgainstNode,
   openAt,
-  prng,
   readNodeTruth,
   recordResult,
   scaled,
@@ -35,9 +34,10 @@ import {
   snapshotStore,
   startTraffic,
   type Traffic,
-  waitFor,
 } from '../indexer/testing/chaos.js';
 import { silentLogger } from '../internal/logger.js';
+import { seededRandom } from '../internal/random.js';
+import { waitFor } from '../internal/testing/wait.js';
 import { apiUrl, lines, logLines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
 
 const logger = silentLogger();
@@ -155,7 +155,7 @@ for (const backend of chaosBackends(dir)) {
 
     test('SIGTERM under load while indexing: exit 0 within seconds, every accepted request answered, the store consistent', async () => {
       const seed = chaosSeed('shutdown');
-      const random = prng(seed);
+      const random = seededRandom(seed);
       const location = await backend.freshLocation('shutdown');
       const created = await runCli(['keys', 'create', '--label', 'shutdown', '--db', location]);
       assert.equal(created.code, 0, created.stderr);

@@ -1,3 +1,4 @@
+import { mulberry32 } from '../internal/random.js';
 import { decodeAddress, decodeUint, encodeCall } from './abi.js';
 import {
   call,
@@ -18,18 +19,6 @@ import {
   type TokenRef,
 } from './deploy.js';
 import { DevchainError } from './rpc.js';
-
-/** A small deterministic PRNG (mulberry32): the same seed gives the same demo traffic. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 /** A transfer sent by `sendTransfers`. */
 export interface SentTransfer {
@@ -68,7 +57,7 @@ export async function sendTransfers(
   if (tokens.length === 0) throw new DevchainError('sendTransfers needs at least one token');
   const accounts = await getAccounts(url);
   if (accounts.length === 0) throw new DevchainError('the node has no unlocked accounts');
-  const next = prng(options.seed ?? 1);
+  const next = mulberry32(options.seed ?? 1);
   const extra = Array.from({ length: options.extraRecipients ?? 20 }, () => {
     let hex = '0x';
     for (let i = 0; i < 5; i++) hex += next().toString(16).padStart(8, '0');

@@ -22,6 +22,8 @@ import { getBlockNumber } from '../devchain/chain.js';
 import { burnToken, type DeployedToken, deployDemoTokens, mintToken } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
+import { seededRandom } from '../internal/random.js';
+import { waitFor } from '../internal/testing/wait.js';
 import type { Store } from '../store/types.js';
 import {
   type ChaosBackend,
@@ -30,13 +32,11 @@ import {
   diffSnapshots,
   diffStoreAgainstNode,
   openAt,
-  prng,
   readNodeTruth,
   recordResult,
   scaled,
   snapshotStore,
   transferTotal,
-  waitFor,
 } from './testing/chaos.js';
 
 const logger = silentLogger();
@@ -154,7 +154,7 @@ for (const backend of chaosBackends(dir)) {
 
 async function crashScenario(backend: ChaosBackend): Promise<void> {
   const seed = chaosSeed('crash');
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const head = await getBlockNumber(anvil.url);
   const target = head - FINALITY; // the backfill's last block; above it the indexer follows
 

@@ -26,6 +26,7 @@ import {
 import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../devchain/traffic.js';
 import { FatalIndexerError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store, TransferRecord } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
@@ -65,14 +66,6 @@ async function startIndexer(url: string, db: string, options: { finalityDepth: n
       await store.close();
     },
   };
-}
-
-async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** Waits until the store's checkpoint is the node's head and every dirty supply has been re-read. */

@@ -12,7 +12,9 @@ import { startWsProxy } from '../chains/evm/testing/ws-proxy.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getBlockNumber, waitForReceipt } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, transferToken } from '../devchain/deploy.js';
+import { sleep } from '../internal/async.js';
 import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { runIndexers } from './run.js';
@@ -20,15 +22,6 @@ import { runIndexers } from './run.js';
 const tmp = mkdtempSync(join(tmpdir(), 'tq-heads-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 const logger = silentLogger();
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
 
 describe('following the head with a websocket subscription', () => {
   let anvil: AnvilInstance;

@@ -30,6 +30,7 @@ import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
 import {
   caughtUp,
   chaosBackends,
@@ -44,7 +45,6 @@ import {
   snapshotStore,
   startMiner,
   startTraffic,
-  waitFor,
 } from './testing/chaos.js';
 
 const logger = silentLogger();

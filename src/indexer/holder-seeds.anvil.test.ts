@@ -29,6 +29,7 @@ import {
 import { rpc } from '../devchain/rpc.js';
 import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
@@ -87,13 +88,11 @@ async function startIndexer(url: string, db: string, fromBlock: number) {
 }
 
 async function caughtUp(store: Store, url: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
+  const atHead = async () => {
     const head = await getBlockNumber(url);
-    if ((await store.writer.getCheckpoint('eth'))?.block === head) return;
-    if (Date.now() > deadline) throw new Error('timed out waiting for the indexer to reach the head');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+    return (await store.writer.getCheckpoint('eth'))?.block === head;
+  };
+  await waitFor('the indexer to reach the head', atHead, 60_000);
 }
 
 /** Every non-zero address a token's stored transfers name. */

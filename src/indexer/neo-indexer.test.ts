@@ -23,6 +23,7 @@ import {
 import { GAS_ASSET_ID, NEO_ASSET_ID } from '../chains/neo/utxo.js';
 import { FatalIndexerError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { createNeoIndexer } from './neo-indexer.js';
@@ -80,14 +81,6 @@ async function startIndexer(
       await store.close();
     },
   };
-}
-
-async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Checkpoint at `head` and every supply read. */

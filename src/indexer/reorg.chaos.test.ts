@@ -35,6 +35,8 @@ import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getAccounts, getBlock, getBlockNumber, reorg } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, selector } from '../devchain/deploy.js';
 import { silentLogger } from '../internal/logger.js';
+import { seededRandom } from '../internal/random.js';
+import { waitFor } from '../internal/testing/wait.js';
 import type { Store } from '../store/types.js';
 import {
   chaosBackends,
@@ -44,7 +46,6 @@ import {
   diffStoreAgainstNode,
   dropPendingTransactions,
   openAt,
-  prng,
   readNodeTruth,
   recordResult,
   scaled,
@@ -52,7 +53,6 @@ import {
   startMiner,
   startTraffic,
   type Traffic,
-  waitFor,
 } from './testing/chaos.js';
 
 const logger = silentLogger();
@@ -137,7 +137,7 @@ for (const backend of chaosBackends(dir)) {
 
     test('reorgs of depth 1, 2, 5, 12 and 30 on a live chain: the API converges to the canonical chain', async () => {
       const seed = chaosSeed('reorg');
-      const random = prng(seed);
+      const random = seededRandom(seed);
       const location = await backend.freshLocation('reorg');
       const created = await runCli(['keys', 'create', '--label', 'reorg', '--db', location]);
       assert.equal(created.code, 0, created.stderr);

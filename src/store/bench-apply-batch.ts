@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
+import { seededRandomInt } from '../internal/random.js';
 import { openStore } from './open.js';
 import { encodeHex } from './postgres/codec.js';
 import { LIST_TRANSFERS_SQL } from './postgres/postgres-store.js';
@@ -48,13 +49,7 @@ const finalHead = (batchCount * batchSize) / PER_BLOCK + 64;
 
 /** The same batches on every call (mulberry32 with a fixed seed). */
 function makeBatches(): IndexBatch[] {
-  let seed = 1;
-  const rand = (n: number): number => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
+  const rand = seededRandomInt(1);
   const pickHolder = (): string =>
     holders[skewed ? Math.floor(holderCount * (rand(1_000_000) / 1_000_000) ** 3) : rand(holderCount)]!;
   const minted = new Set<string>();

@@ -20,6 +20,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../internal/amount.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
+import { seededRandom as random } from '../internal/random.js';
 import { runNeoContractCases } from './store-neo.contract.js';
 import type { ApiKeyRecord, BlockRef, IndexBatch, Store, TokenMetadata, TransferRecord } from './types.js';
 
@@ -115,18 +116,6 @@ function moves(
   firstLog = 0,
 ): TransferRecord[] {
   return list.map(([from, to, value], i) => transfer({ token, block, log: firstLog + i, from, to, value }));
-}
-
-/** Deterministic PRNG (mulberry32), so a failing history can be replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 interface History {

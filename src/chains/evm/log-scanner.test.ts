@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { seededRandomInt as random } from '../../internal/random.js';
 import { TRANSFER_TOPIC } from './abi.js';
 import { type ScannedTransfers, scanTransferLogs } from './log-scanner.js';
 import { transfersOfLogsAnswer } from './source.js';
@@ -61,16 +62,6 @@ const SETS = [
 ];
 
 const answer = (result: unknown, id = 7): string => JSON.stringify({ jsonrpc: '2.0', id, result });
-
-/** mulberry32: the same mutations on every run. */
-function random(seed: number): (n: number) => number {
-  return (n) => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-}
 
 describe('scanTransferLogs', () => {
   it('reads the real mainnet answers exactly as the general path does', () => {

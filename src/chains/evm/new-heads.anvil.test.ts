@@ -3,25 +3,17 @@
  * port), with a TCP relay in between where a test breaks the connection.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { type AnvilInstance, startAnvil } from '../../devchain/anvil.js';
 import { getBlockNumber, mine } from '../../devchain/chain.js';
+import { sleep } from '../../internal/async.js';
 import { silentLogger } from '../../internal/logger.js';
+import { freePort } from '../../internal/testing/net.js';
+import { waitFor } from '../../internal/testing/wait.js';
 import { createNewHeadsNotifier, type HeadNotifier, type NewHeadsOptions } from './new-heads.js';
 import { startWsProxy, type WsProxy } from './testing/ws-proxy.js';
 
 const logger = silentLogger();
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Milliseconds `promise` took to settle. */
 async function timed(promise: Promise<unknown>): Promise<number> {
@@ -145,11 +137,7 @@ describe('new-head subscription over a websocket', () => {
   });
 
   test('with nothing listening it never throws: waits run to their timeout while it retries', async () => {
-    const free = createServer();
-    await new Promise<void>((resolve) => free.listen(0, '127.0.0.1', resolve));
-    const { port } = free.address() as { port: number };
-    await new Promise<void>((resolve) => free.close(() => resolve()));
-
+    const port = await freePort();
     const heads = notifier({ url: `ws://127.0.0.1:${port}` });
     const ms = await timed(heads.waitForHead(0, 300, new AbortController().signal));
     assert.ok(ms >= 290 && ms < 2_000, `waited ${Math.round(ms)} ms`);

@@ -6,10 +6,13 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+// The CLI tests take these from here with the rest of their helpers; they live with the other test helpers.
+export { freePort } from '../../internal/testing/net.js';
+export { eventually } from '../../internal/testing/wait.js';
 
 /** dist/src/cli/testing/ → repository root. */
 export const BIN = fileURLToPath(new URL('../../../../bin/tokenquery.js', import.meta.url));
@@ -153,18 +156,6 @@ export async function runCli(
   return result;
 }
 
-/** A port that was free a moment ago (bound to 127.0.0.1 and released). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The non-empty lines of a text. */
 export const lines = (text: string): string[] => text.split('\n').filter((line) => line.trim() !== '');
 
@@ -216,29 +207,6 @@ export async function apiUrl(cli: CliProcess, message: string, timeoutMs = 15_00
     `the "${message}" log line`,
   );
   return url!;
-}
-
-/** Polls `probe` until it returns a value other than undefined; rejects after `timeoutMs`. */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  timeoutMs: number,
-  what: string,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${what} did not happen within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 /** GET a path and parse the JSON body. */

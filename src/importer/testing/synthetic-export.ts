@@ -15,6 +15,7 @@
  */
 import { TRANSFER_TOPIC } from '../../chains/evm/abi.js';
 import type { FixtureCall, RawBlock, RawLog } from '../../chains/evm/testing/fixture-node.js';
+import { mulberry32 } from '../../internal/random.js';
 
 export interface SyntheticExportOptions {
   transfers: number;
@@ -49,18 +50,6 @@ export interface SyntheticTransfer {
 }
 
 const ZERO = '0x0000000000000000000000000000000000000000';
-
-/** A small fast PRNG (mulberry32) over a 32-bit state. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
 
 const mix = (a: number, b: number): number =>
   Math.imul(a ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(b, 0xc2b2ae35);
@@ -115,7 +104,7 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
   }
   const blocks = Math.ceil(transfers / perBlock);
   const addresses = (kind: number, count: number) => {
-    const next = prng(mix(seed, kind));
+    const next = mulberry32(mix(seed, kind));
     return Array.from({ length: count }, () => `0x${hexWords(next, 5)}`);
   };
   const holderAddresses = addresses(1, options.holders);
@@ -143,7 +132,7 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     const i = n - startBlock;
     if (i < 0 || i >= blocks) return [];
     const count = Math.min(perBlock, transfers - i * perBlock);
-    const next = prng(mix(seed, n));
+    const next = mulberry32(mix(seed, n));
     const time = 1_600_000_000 + i * 12;
     const out: SyntheticTransfer[] = [];
     let txHash = '';
@@ -178,7 +167,7 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     const range = 50;
     const ranges = Math.ceil(blocks / range);
     const order = Array.from({ length: ranges }, (_, r) => r);
-    const next = prng(mix(seed, 3));
+    const next = mulberry32(mix(seed, 3));
     for (let r = order.length - 1; r > 0; r--) {
       const j = next() % (r + 1);
       [order[r], order[j]] = [order[j]!, order[r]!];
@@ -229,7 +218,7 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     },
     node(nodeOptions = {}) {
       const hex = (n: number) => `0x${n.toString(16)}`;
-      const hashOf = (n: number) => `0x${hexWords(prng(mix(seed ^ 0x5a5a5a5a, n)), 8)}`;
+      const hashOf = (n: number) => `0x${hexWords(mulberry32(mix(seed ^ 0x5a5a5a5a, n)), 8)}`;
       const logs: RawLog[] = [];
       const seen = new Set<string>();
       const blockList: RawBlock[] = [];

@@ -30,6 +30,7 @@ import { rpc, toQuantity } from '../../devchain/rpc.js';
 import { formatUnits } from '../../internal/amount.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import type { Logger } from '../../internal/logger.js';
+import { seededRandom } from '../../internal/random.js';
 import { openStore } from '../../store/open.js';
 import type { Checkpoint, Store, TokenRecord, TransferRecord } from '../../store/types.js';
 
@@ -54,18 +55,6 @@ export function chaosSeed(scenario: string): number {
   return seed;
 }
 
-/** mulberry32: a seeded PRNG giving floats in [0, 1). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Records a scenario's figures for `npm run chaos`, which writes them into docs/reliability.md
  * (`TOKENQUERY_CHAOS_REPORT` names the directory; without it nothing is written). Also printed.
@@ -78,32 +67,6 @@ export function recordResult(scenario: string, figures: Record<string, unknown>)
   mkdirSync(dir, { recursive: true });
   const suffix = typeof figures.backend === 'string' ? `-${figures.backend}` : '';
   writeFileSync(join(dir, `${scenario}${suffix}.json`), `${line}\n`);
-}
-
-// ---- waiting ----
-
-/** Polls `condition` until it holds; throws naming `what` after `timeoutMs`. */
-export async function waitFor(
-  what: string,
-  condition: () => Promise<boolean> | boolean,
-  timeoutMs = 30_000,
-  intervalMs = 25,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      if (await condition()) return;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 // ---- backends ----
@@ -481,7 +444,7 @@ export async function startTraffic(
 ): Promise<Traffic> {
   const accounts = await getAccounts(url);
   const deployer = accounts[0]!;
-  const random = prng(options.seed);
+  const random = seededRandom(options.seed);
   const intervalMs = options.intervalMs ?? 20;
   const every = options.mintBurnEvery ?? 15;
   const recipients = [...accounts, DEAD_ADDRESS];

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, describe, test } from 'node:test';
 import pg from 'pg';
 import { MAX_UINT256 } from '../../internal/amount.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
+import { freePort as closedPort } from '../../internal/testing/net.js';
 import { openStore } from '../open.js';
 import { runStoreContractSuite } from '../store.contract.js';
 import type { IndexBatch, Store } from '../types.js';
@@ -49,15 +49,6 @@ function mintBatch(from: number, to: number, value = 5n): IndexBatch {
     head: to,
     pruneBlocksBelow: 0,
   };
-}
-
-/** A free TCP port on 127.0.0.1 with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const unreachable = await checkTestServer().then(

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { ALL_CHAINS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { silentLogger } from '../../internal/logger.js';
+import { eventually } from '../../internal/testing/wait.js';
 import { openSqliteStore } from '../sqlite/sqlite-store.js';
 import type { ChainWriter, IndexBatch, Store, WriterLease } from '../types.js';
 import { acquireWriterLease, WriterLeaseLostError } from '../writer-lease.js';
@@ -48,16 +49,6 @@ function blockBatch(block: number): IndexBatch {
     head: block,
     pruneBlocksBelow: 0,
   };
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** The backend pids of the lock connections of `chain` (their application_name says so). */

@@ -9,6 +9,7 @@ import { verifyChain } from '../../indexer/verify.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
+import { seededRandomInt } from '../../internal/random.js';
 import { runStoreContractSuite } from '../store.contract.js';
 import type { IndexBatch, Store } from '../types.js';
 import { batchToWire } from './batch-wire.js';
@@ -305,13 +306,7 @@ describe('sqlite store', () => {
 /** Twelve batches of random transfers (the same on every run): every kind of row the batches write. */
 function randomBatches(): IndexBatch[] {
   // mulberry32: the same batches on every run.
-  let seed = 7;
-  const rand = (n: number): number => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
+  const rand = seededRandomInt(7);
   const hex = (n: number, digits: number): string => n.toString(16).padStart(digits, '0');
   const tokens = [TOKEN, `0x${hex(0xabc, 40)}`, `0x${hex(0xdef, 40)}`];
   // Lower-case hex (the fast path), upper-case hex, a NEO address, the zero and dead addresses.

@@ -17,8 +17,9 @@
  * try { ... index proxy.url ... proxy.stats ... } finally { await proxy.close(); }
  * ```
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { seededRandom } from '../../../internal/random.js';
+import { startLocalHttpServer } from '../../../internal/testing/net.js';
 
 /** Probabilities (0..1) per HTTP request; at most one fault is applied to a request. */
 export interface ChaosFaultRates {
@@ -118,18 +119,6 @@ export const MIXED_FAULTS: Readonly<ChaosFaultRates> = Object.freeze({
   batchItemRateLimit: 0.02,
 });
 
-/** mulberry32: small, seeded, good enough to pick faults. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Call {
   jsonrpc?: unknown;
   id?: unknown;
@@ -147,7 +136,7 @@ function quantity(value: unknown): number | undefined {
 
 /** Starts the proxy on 127.0.0.1 and a free port. */
 export async function startChaosProxy(options: ChaosProxyOptions): Promise<ChaosProxy> {
-  const random = prng(options.seed ?? 1);
+  const random = seededRandom(options.seed ?? 1);
   let faults: ChaosFaultRates = { ...(options.faults ?? {}) };
   let lag: ChaosLag | null = options.lag ?? null;
   let outage = false;
@@ -382,26 +371,15 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
     res.writeHead(200, { 'content-type': 'application/json' }).end(reply);
   }
 
-  const server = createServer((req, res) => {
-    res.on('error', () => {}); // a client that gave up must not crash the test
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      handle(req, res, Buffer.concat(chunks).toString('utf8')).catch(() => {
-        // The node itself failed (stopped at the end of a test): answer like a broken gateway.
-        if (!res.headersSent && !res.destroyed) res.writeHead(502).end('bad gateway');
-      });
+  const server = await startLocalHttpServer((req, res, body) => {
+    handle(req, res, body).catch(() => {
+      // The node itself failed (stopped at the end of a test): answer like a broken gateway.
+      if (!res.headersSent && !res.destroyed) res.writeHead(502).end('bad gateway');
     });
   });
-  server.on('clientError', (_error, socket) => socket.destroy());
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}/`,
+    url: server.url,
     stats,
     setFaults(next) {
       faults = { ...next };
@@ -413,10 +391,6 @@ export async function startChaosProxy(options: ChaosProxyOptions): Promise<Chaos
       outage = on;
     },
     faultCount: () => Object.values(stats.faults).reduce((sum, n) => sum + n, 0),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close: () => server.close().catch(() => {}),
   };
 }

@@ -14,8 +14,14 @@
  * try { ... createRpcClient({ url: node.url, logger }) ... } finally { await node.close(); }
  * ```
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  type FakeRpcServer,
+  type RpcDialect,
+  RpcFailure,
+  type RpcFault,
+  startFakeRpcServer,
+} from '../../jsonrpc/testing/fake-rpc-server.js';
 
 /** A log as a node returns it (hex quantities), as in a recorded `eth_getLogs` answer. */
 export interface RawLog {
@@ -60,22 +66,8 @@ export interface FixtureLimits {
   oldestStateBlock?: number;
 }
 
-/** A fault applied to one whole HTTP request, instead of the normal answer. */
-export type FixtureFault =
-  /** Answer this HTTP status with a plain-text body (optionally with `Retry-After` seconds). */
-  | { type: 'status'; status: number; body?: string; retryAfter?: number }
-  /** Answer HTTP 200 with a body that is not JSON. */
-  | { type: 'malformed' }
-  /** Close the connection without an answer. */
-  | { type: 'drop' }
-  /** Wait, then answer normally. */
-  | { type: 'delay'; ms: number }
-  /** Answer every call of the request with this JSON-RPC error. */
-  | { type: 'rpc-error'; code: number; message: string }
-  /** Answer exactly this body (HTTP 200 unless `status` is given). */
-  | { type: 'body'; body: string; status?: number }
-  /** Compute the normal JSON answer (single or batch), then answer what `rewrite` makes of it. */
-  | { type: 'rewrite'; rewrite: (reply: unknown) => unknown };
+/** A fault applied to one whole HTTP request, instead of the normal answer (see `RpcFault`). */
+export type FixtureFault = RpcFault;
 
 export interface FixtureNodeOptions {
   logs?: readonly RawLog[];
@@ -92,31 +84,19 @@ export interface FixtureNodeOptions {
   onRequest?: (request: { headers: IncomingHttpHeaders; body: unknown }) => void;
 }
 
-export interface FixtureNode {
-  /** `http://127.0.0.1:<port>/`. */
-  url: string;
-  /** JSON-RPC method → calls answered (a batch counts each call; faulted requests are not counted). */
-  calls: Map<string, number>;
-  /** Queues faults; each one replaces the answer to the next HTTP request, in order. */
-  injectFaults(...faults: FixtureFault[]): void;
+export interface FixtureNode extends FakeRpcServer {
   /** Moves the node's head (blocks and logs above it become invisible). */
   setHead(head: number): void;
-  close(): Promise<void>;
 }
 
-interface RpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
-
-class RpcFailure extends Error {
-  readonly error: RpcError;
-  constructor(error: RpcError) {
-    super(error.message);
-    this.error = error;
-  }
-}
+/** How geth words the protocol's errors; a truncated `eth_getLogs` answer. */
+const GETH_DIALECT: RpcDialect = {
+  parseError: 'parse error',
+  invalidRequest: 'invalid request',
+  emptyBatch: 'empty batch',
+  internalError: 'internal error',
+  truncatedAnswer: '{"jsonrpc":"2.0","result":[{"addr',
+};
 
 const hexToNumber = (hex: string): number => Number.parseInt(hex, 16);
 const toHex = (n: number): string => `0x${n.toString(16)}`;
@@ -142,8 +122,6 @@ export async function startFixtureNode(options: FixtureNodeOptions = {}): Promis
   const chainId = options.chainId ?? 1;
   let head =
     options.head ?? Math.max(0, ...blocksByNumber.keys(), ...logs.map((log) => hexToNumber(log.blockNumber)));
-  const faults: FixtureFault[] = [];
-  const counts = new Map<string, number>();
 
   function blockTag(tag: unknown): number {
     if (tag === undefined || tag === 'latest' || tag === 'pending' || tag === 'safe' || tag === 'finalized') {
@@ -269,98 +247,12 @@ export async function startFixtureNode(options: FixtureNodeOptions = {}): Promis
     }
   }
 
-  function answer(call: unknown, fault: Extract<FixtureFault, { type: 'rpc-error' }> | undefined): unknown {
-    if (typeof call !== 'object' || call === null || Array.isArray(call)) {
-      return { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'invalid request' } };
-    }
-    const { id = null, method, params = [] } = call as { id?: unknown; method?: unknown; params?: unknown };
-    if (typeof method !== 'string' || !Array.isArray(params)) {
-      return { jsonrpc: '2.0', id, error: { code: -32600, message: 'invalid request' } };
-    }
-    if (fault !== undefined)
-      return { jsonrpc: '2.0', id, error: { code: fault.code, message: fault.message } };
-    counts.set(method, (counts.get(method) ?? 0) + 1);
-    try {
-      return { jsonrpc: '2.0', id, result: dispatch(method, params) };
-    } catch (error) {
-      if (error instanceof RpcFailure) return { jsonrpc: '2.0', id, error: error.error };
-      return { jsonrpc: '2.0', id, error: { code: -32603, message: 'internal error' } };
-    }
-  }
-
-  const server = createServer((req, res) => {
-    res.on('error', () => {}); // a client that gave up must not crash the test process
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          body = undefined;
-        }
-        options.onRequest?.({ headers: req.headers, body });
-        const fault = faults.shift();
-        if (fault?.type === 'drop') {
-          req.socket.destroy();
-          return;
-        }
-        if (fault?.type === 'status') {
-          const headers: Record<string, string> = { 'content-type': 'text/plain' };
-          if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-          res.writeHead(fault.status, headers).end(fault.body ?? `HTTP ${fault.status}`);
-          return;
-        }
-        if (fault?.type === 'malformed') {
-          res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","result":[{"addr');
-          return;
-        }
-        if (fault?.type === 'body') {
-          res.writeHead(fault.status ?? 200, { 'content-type': 'application/json' }).end(fault.body);
-          return;
-        }
-        if (fault?.type === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
-        const rpcFault = fault?.type === 'rpc-error' ? fault : undefined;
-        let reply: unknown;
-        if (body === undefined)
-          reply = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'parse error' } };
-        else if (Array.isArray(body)) {
-          reply =
-            body.length === 0
-              ? { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'empty batch' } }
-              : body.map((call) => answer(call, rpcFault));
-        } else reply = answer(body, rpcFault);
-        if (fault?.type === 'rewrite') reply = fault.rewrite(reply);
-        if (res.destroyed) return; // the client gave up (timeout)
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
-      })();
-    });
-  });
-  // The client may abort mid-answer; that must not crash the test process.
-  server.on('clientError', (_error, socket) => socket.destroy());
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
+  const server = await startFakeRpcServer({ dispatch, dialect: GETH_DIALECT, onRequest: options.onRequest });
   return {
-    url: `http://127.0.0.1:${port}/`,
-    calls: counts,
-    injectFaults: (...more) => {
-      faults.push(...more);
-    },
+    ...server,
     setHead: (n) => {
       head = n;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
   };
 }
 

@@ -7,19 +7,22 @@
  *
  * Unknown blocks, transactions, contracts and assets answer neo-cli's -100 "Unknown …"
  * errors; an unrecorded invocation answers a FAULTed run (what a node does when the contract
- * does not exist). Faults are injected per HTTP request exactly as in the EVM fixture node.
+ * does not exist). Faults are injected per HTTP request by the shared fake server
+ * (`jsonrpc/testing/fake-rpc-server.ts`), as in the EVM fixture node.
  *
  * ```ts
  * const node = await startFakeNeoNode(loadNeoscanRecordings());
  * try { ... createRpcClient({ url: node.url, logger }) ... } finally { await node.close(); }
  * ```
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { FixtureFault } from '../../evm/testing/fixture-node.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  type FakeRpcServer,
+  type RpcDialect,
+  RpcFailure,
+  startFakeRpcServer,
+} from '../../jsonrpc/testing/fake-rpc-server.js';
 import type { RecordedApplicationLog, RecordedInvocation } from './recordings.js';
-
-export type { FixtureFault } from '../../evm/testing/fixture-node.js';
 
 export interface FakeNeoNodeOptions {
   /** Verbose `getblock` results (objects with `index`, `hash`, `tx`). */
@@ -38,37 +41,29 @@ export interface FakeNeoNodeOptions {
   onRequest?: (request: { headers: IncomingHttpHeaders; body: unknown }) => void;
 }
 
-export interface FakeNeoNode {
-  /** `http://127.0.0.1:<port>/`. */
-  url: string;
-  /** JSON-RPC method → calls answered (a batch counts each call; faulted requests are not counted). */
-  calls: Map<string, number>;
-  /** Queues faults; each one replaces the answer to the next HTTP request, in order. */
-  injectFaults(...faults: FixtureFault[]): void;
+export interface FakeNeoNode extends FakeRpcServer {
   /** Moves the head: blocks above it (and their transactions and logs) become unknown. */
   setHead(head: number): void;
-  close(): Promise<void>;
 }
 
-interface RpcErrorObject {
-  code: number;
-  message: string;
-}
+/** How neo-cli words the protocol's errors; a truncated `getblock` answer. */
+const NEO_CLI_DIALECT: RpcDialect = {
+  parseError: 'Parse error',
+  invalidRequest: 'Invalid Request',
+  emptyBatch: 'Invalid Request',
+  internalError: 'Internal error',
+  truncatedAnswer: '{"jsonrpc":"2.0","result":{"tx":[{"txid',
+};
 
-class RpcFailure extends Error {
-  readonly error: RpcErrorObject;
-  constructor(code: number, message: string) {
-    super(message);
-    this.error = { code, message };
-  }
-}
+/** A JSON-RPC error answer. */
+const failure = (code: number, message: string) => new RpcFailure({ code, message });
 
 /** neo-cli's "Unknown …" answers. */
-const unknown = (what: string) => new RpcFailure(-100, `Unknown ${what}`);
+const unknown = (what: string) => failure(-100, `Unknown ${what}`);
 
 /** `0x` + lower-case hex for any hash a client sends (with or without `0x`). */
 function key(value: unknown): string {
-  if (typeof value !== 'string') throw new RpcFailure(-32602, 'Invalid params');
+  if (typeof value !== 'string') throw failure(-32602, 'Invalid params');
   const lower = value.toLowerCase();
   return lower.startsWith('0x') ? lower : `0x${lower}`;
 }
@@ -94,8 +89,6 @@ export async function startFakeNeoNode(options: FakeNeoNodeOptions = {}): Promis
     (options.invocations ?? []).map((i) => [invocationKey(i.contract, i.method, i.params), i.result]),
   );
   let head = options.head ?? Math.max(0, ...blocksByIndex.keys());
-  const faults: FixtureFault[] = [];
-  const counts = new Map<string, number>();
 
   const visible = (block: Record<string, unknown> | undefined) =>
     block !== undefined && (block.index as number) <= head ? block : undefined;
@@ -105,7 +98,7 @@ export async function startFakeNeoNode(options: FakeNeoNodeOptions = {}): Promis
     const block = visible(typeof id === 'number' ? blocksByIndex.get(id) : blocksByHash.get(key(id)));
     if (block === undefined) throw unknown('block');
     if (verbose !== 1 && verbose !== true) {
-      throw new RpcFailure(-32602, 'Invalid params: this fake node serves verbose blocks only');
+      throw failure(-32602, 'Invalid params: this fake node serves verbose blocks only');
     }
     return { ...block, confirmations: head - (block.index as number) + 1 };
   }
@@ -113,7 +106,7 @@ export async function startFakeNeoNode(options: FakeNeoNodeOptions = {}): Promis
   function getRawTransaction(params: unknown[]): unknown {
     const [id, verbose] = params;
     if (verbose !== 1 && verbose !== true) {
-      throw new RpcFailure(-32602, 'Invalid params: this fake node serves verbose transactions only');
+      throw failure(-32602, 'Invalid params: this fake node serves verbose transactions only');
     }
     const txid = key(id);
     const inBlock = blockTxs.get(txid);
@@ -142,7 +135,7 @@ export async function startFakeNeoNode(options: FakeNeoNodeOptions = {}): Promis
 
   function invokeFunction(params: unknown[]): unknown {
     const [contract, method, args = []] = params;
-    if (typeof method !== 'string' || !Array.isArray(args)) throw new RpcFailure(-32602, 'Invalid params');
+    if (typeof method !== 'string' || !Array.isArray(args)) throw failure(-32602, 'Invalid params');
     const recorded = invocations.get(invocationKey(key(contract), method, args));
     // A node runs the call against the contract; with no such contract the APPCALL faults.
     return recorded ?? { script: '', state: 'FAULT, BREAK', gas_consumed: '0', stack: [] };
@@ -171,103 +164,20 @@ export async function startFakeNeoNode(options: FakeNeoNodeOptions = {}): Promis
       case 'invokefunction':
         return invokeFunction(params);
       default:
-        throw new RpcFailure(-32601, 'Method not found');
+        throw failure(-32601, 'Method not found');
     }
   }
 
-  function answer(call: unknown, fault: Extract<FixtureFault, { type: 'rpc-error' }> | undefined): unknown {
-    if (typeof call !== 'object' || call === null || Array.isArray(call)) {
-      return { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } };
-    }
-    const { id = null, method, params = [] } = call as { id?: unknown; method?: unknown; params?: unknown };
-    if (typeof method !== 'string' || !Array.isArray(params)) {
-      return { jsonrpc: '2.0', id, error: { code: -32600, message: 'Invalid Request' } };
-    }
-    if (fault !== undefined)
-      return { jsonrpc: '2.0', id, error: { code: fault.code, message: fault.message } };
-    counts.set(method, (counts.get(method) ?? 0) + 1);
-    try {
-      return { jsonrpc: '2.0', id, result: dispatch(method, params) };
-    } catch (error) {
-      if (error instanceof RpcFailure) return { jsonrpc: '2.0', id, error: error.error };
-      return { jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error' } };
-    }
-  }
-
-  const server = createServer((req, res) => {
-    res.on('error', () => {}); // a client that gave up must not crash the test process
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      void (async () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          body = undefined;
-        }
-        options.onRequest?.({ headers: req.headers, body });
-        const fault = faults.shift();
-        if (fault?.type === 'drop') {
-          req.socket.destroy();
-          return;
-        }
-        if (fault?.type === 'status') {
-          const headers: Record<string, string> = { 'content-type': 'text/plain' };
-          if (fault.retryAfter !== undefined) headers['retry-after'] = String(fault.retryAfter);
-          res.writeHead(fault.status, headers).end(fault.body ?? `HTTP ${fault.status}`);
-          return;
-        }
-        if (fault?.type === 'malformed') {
-          res
-            .writeHead(200, { 'content-type': 'application/json' })
-            .end('{"jsonrpc":"2.0","result":{"tx":[{"txid');
-          return;
-        }
-        if (fault?.type === 'body') {
-          res.writeHead(fault.status ?? 200, { 'content-type': 'application/json' }).end(fault.body);
-          return;
-        }
-        if (fault?.type === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
-        const rpcFault = fault?.type === 'rpc-error' ? fault : undefined;
-        let reply: unknown;
-        if (body === undefined)
-          reply = { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } };
-        else if (Array.isArray(body)) {
-          reply =
-            body.length === 0
-              ? { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request' } }
-              : body.map((call) => answer(call, rpcFault));
-        } else reply = answer(body, rpcFault);
-        if (fault?.type === 'rewrite') reply = fault.rewrite(reply);
-        if (res.destroyed) return; // the client gave up (timeout)
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
-      })();
-    });
+  const server = await startFakeRpcServer({
+    dispatch,
+    dialect: NEO_CLI_DIALECT,
+    onRequest: options.onRequest,
   });
-  // The client may abort mid-answer; that must not crash the test process.
-  server.on('clientError', (_error, socket) => socket.destroy());
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-
   return {
-    url: `http://127.0.0.1:${port}/`,
-    calls: counts,
-    injectFaults: (...more) => {
-      faults.push(...more);
-    },
+    ...server,
     setHead: (n) => {
       head = n;
     },
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      }),
   };
 }
 
