@@ -16,7 +16,7 @@ import { UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
 import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
-import type { Store } from '../store/types.js';
+import type { ApiStore } from '../store/types.js';
 import { createApiKeyVerifier } from './auth.js';
 import { rawErrorResponse, sendError } from './envelope.js';
 import { ApiError, invalidParameter, methodNotAllowed, notFound, serverBusy } from './errors.js';
@@ -33,7 +33,7 @@ import { evmSupplyRoutes } from './routes/supply.js';
 import { matchesOperation, type RouteContext } from './routing.js';
 
 export interface ApiAppOptions {
-  store: Store;
+  store: ApiStore;
   logger: Logger;
   /** Configured chain names (`eth`, `bsc`, ...). Chains outside this list answer 50001. */
   chains: readonly string[];
@@ -238,8 +238,8 @@ async function createRateLimiter(options: ApiAppOptions): Promise<RateLimiter> {
   });
 }
 
-function responseCacheFor(store: Store, option: ApiAppOptions['responseCache']): ResponseCache | null {
-  const readVersion = store.reader.readVersion?.bind(store);
+function responseCacheFor(store: ApiStore, option: ApiAppOptions['responseCache']): ResponseCache | null {
+  const readVersion = store.reader.readVersion?.bind(store.reader);
   if (option === false || readVersion === undefined) return null;
   return createResponseCache({ version: readVersion, ...(typeof option === 'object' ? option : {}) });
 }

@@ -8,7 +8,7 @@
 import { hashApiKey } from '../internal/api-keys.js';
 import { createIpAllowList, type IpAllowList } from '../internal/ip-allow-list.js';
 import { type RateLimit, replenishRateText } from '../internal/rate-limit.js';
-import type { ApiKeyRecord, Store } from '../store/types.js';
+import type { ApiKeyRecord, ApiKeyStore } from '../store/types.js';
 
 /** What an active key may do, as the request checks need it. */
 export interface KeyGrant {
@@ -24,7 +24,7 @@ export interface KeyGrant {
 }
 
 export interface ApiKeyVerifierOptions {
-  store: Store;
+  store: { keys: ApiKeyStore };
   /** How long a lookup (positive or negative) is trusted. Default 500 ms; at most 500 ms. */
   ttlMs?: number;
   /** Most cached lookups; the oldest is dropped beyond it, so random keys cannot grow memory. Default 10 000. */

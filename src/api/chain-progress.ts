@@ -9,10 +9,10 @@
  */
 import { errorMessage } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { ChainStatus, Store, TransferRecord } from '../store/types.js';
+import type { ChainStatus, StoreReader, TransferRecord } from '../store/types.js';
 
 export interface ChainProgressOptions {
-  store: Store;
+  store: { reader: StoreReader };
   /** Chains to follow, in display order. */
   chains: readonly string[];
   logger: Logger;

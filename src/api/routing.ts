@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { isEvmChain } from '../internal/chains.js';
-import type { Store } from '../store/types.js';
+import type { ApiStore } from '../store/types.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
 import { methodNotAllowed, unsupportedCoin } from './errors.js';
@@ -17,7 +17,7 @@ import type { ResponseCache } from './response-cache.js';
 
 /** What route handlers need. */
 export interface RouteContext {
-  store: Store;
+  store: ApiStore;
   /** Chains this server answers for: configured and implemented. */
   served: ReadonlySet<string>;
   apiKeys: ApiKeyVerifier;

@@ -3,7 +3,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../internal/logger.js';
-import type { Store } from '../store/types.js';
+import type { ApiStore } from '../store/types.js';
 import { type ApiAppOptions, createApiApp } from './app.js';
 
 export interface ApiServerOptions
@@ -11,7 +11,7 @@ export interface ApiServerOptions
     ApiAppOptions,
     'defaultRateLimit' | 'redis' | 'redisKeyPrefix' | 'rateLimiter' | 'trustProxy' | 'rpcMetrics'
   > {
-  store: Store;
+  store: ApiStore;
   logger: Logger;
   /** Configured chain names. */
   chains: readonly string[];

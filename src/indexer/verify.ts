@@ -12,8 +12,11 @@ import type { Logger } from '../internal/logger.js';
 import { NON_HOLDERS } from '../store/batch-plan.js';
 import type { Store, TokenRecord } from '../store/types.js';
 
+/** What `verify` reads: the chain status and tokens, and the whole-history scans. */
+export type VerifyStore = Pick<Store, 'reader' | 'scans'>;
+
 export interface VerifyOptions {
-  store: Store;
+  store: VerifyStore;
   chain: string;
   /** Node to sample `balanceOf` from; null checks the store against itself only. */
   source: EvmSource | null;
@@ -58,11 +61,12 @@ const PAGE = 5_000;
 export async function verifyChain(options: VerifyOptions): Promise<VerifyReport> {
   const { store, chain, source, logger } = options;
   const sample = options.sample ?? 20;
-  const checkpoint = await store.writer.getCheckpoint(chain);
   const status = await store.reader.getChainStatus(chain);
+  // The checkpoint: the newest block whose data is fully visible.
+  const indexed = status?.indexed ?? null;
   const report: VerifyReport = {
     chain,
-    block: checkpoint?.block ?? null,
+    block: indexed,
     seedBlock: status?.seedBlock ?? null,
     holdersPartial: status?.holdersPartial === true,
     balancesBlock: status?.balancesBlock ?? null,
@@ -73,7 +77,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     nodeChecks: 0,
     differences: [],
   };
-  if (checkpoint === null) return report;
+  if (indexed === null) return report;
 
   for (const token of await tokensOf(store, chain, options.tokens)) {
     if (options.signal?.aborted) break;
@@ -177,7 +181,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
       const onNode = await source.readBalances(
         token.address,
         largest.map(([holder]) => holder),
-        checkpoint.block,
+        indexed,
       );
       largest.forEach(([holder, stored], i) => {
         report.nodeChecks++;
@@ -189,7 +193,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
             holder,
             stored,
             node,
-            block: checkpoint.block,
+            block: indexed,
           });
         }
       });
@@ -200,7 +204,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
 }
 
 async function tokensOf(
-  store: Store,
+  store: VerifyStore,
   chain: string,
   only: readonly string[] | undefined,
 ): Promise<TokenRecord[]> {
