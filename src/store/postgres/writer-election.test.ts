@@ -324,7 +324,7 @@ if (unreachable !== null) {
       try {
         const held = await acquireWriterLease(store, 'eth', { signal: new AbortController().signal });
         assert.ok(held !== null);
-        assert.equal(held.writer, store);
+        assert.equal(held.writer, store.writer);
         assert.equal(held.lost.aborted, false);
         const aborted = new AbortController();
         aborted.abort();
