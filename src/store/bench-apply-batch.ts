@@ -17,7 +17,7 @@ import { silentLogger } from '../internal/logger.js';
 import { seededRandomInt } from '../internal/random.js';
 import { openStore } from './open.js';
 import { encodeHex } from './postgres/codec.js';
-import { LIST_TRANSFERS_SQL } from './postgres/postgres-store.js';
+import { LIST_TRANSFERS_SQL } from './postgres/statements.js';
 import { createTestDatabase, querySql, TEST_POSTGRES_URL } from './postgres/testing/test-database.js';
 import type { IndexBatch, Store, TransferRecord } from './types.js';
 

@@ -18,7 +18,12 @@
  *
  * Single values cross the wire in PostgreSQL's text form of `bytea` (`\x` + hex); arrays are
  * built from the hex digits by binary-arrays.ts.
+ *
+ * Below the value encodings: the rows the store's statements select (statements.ts), and their
+ * mapping to the Store interface's records.
  */
+import { type ApiKeyLimitColumns, withApiKeyLimits } from '../api-key-limits.js';
+import type { ApiKeyRecord, ChainStatus, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
 
@@ -71,4 +76,120 @@ export function decodeAmount(stored: string): bigint {
 /** {@link decodeAmount} for nullable columns. */
 export function decodeNullableAmount(stored: string | null): bigint | null {
   return stored === null ? null : BigInt(stored);
+}
+
+/** A `chains` row as `getChain` and `listChains` select it. */
+export interface ChainRow {
+  chain: string;
+  indexed_block: number | null;
+  indexed_hash: string | null;
+  head: number;
+  last_error: string | null;
+  updated_at: number;
+  writer_epoch: number;
+  writer_id: string | null;
+  writer_since: number | null;
+  seed_block: number | null;
+  holders_partial: boolean;
+}
+
+/** A `tokens` row as `getToken` and `listTokens` select it. */
+export interface TokenRow {
+  address: string;
+  name: string;
+  symbol: string;
+  decimals: number;
+  total_supply: string | null;
+  cap: string | null;
+  burned_balance: string | null;
+  holder_count: number;
+  transfer_count: number;
+  first_block: number;
+  icon: string;
+}
+
+/** An `api_keys` row as `listKeys` and `findKey` select it. */
+export interface ApiKeyRow extends ApiKeyLimitColumns {
+  id: string;
+  hash: string;
+  label: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export function toChainStatus(row: ChainRow): ChainStatus {
+  const status: ChainStatus = {
+    chain: row.chain,
+    head: row.head,
+    indexed: row.indexed_block,
+    lastError: row.last_error,
+    updatedAt: row.updated_at,
+  };
+  if (row.writer_epoch > 0) {
+    status.writer = { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 };
+  }
+  if (row.seed_block !== null) status.seedBlock = row.seed_block;
+  if (row.holders_partial) status.holdersPartial = true;
+  return status;
+}
+
+/** A transfer row as `listTransfers` and `scanTransfers` select it. */
+export interface TransferRow {
+  block_number: number;
+  log_index: number;
+  tx_index: number;
+  tx_hash: string;
+  from_addr: string;
+  to_addr: string;
+  value: string;
+  time: number;
+}
+
+export function transferOfRow(token: string, row: TransferRow): TransferRecord {
+  return {
+    token,
+    blockNumber: row.block_number,
+    logIndex: row.log_index,
+    txIndex: row.tx_index,
+    txHash: decodeHex(row.tx_hash),
+    from: decodeHex(row.from_addr),
+    to: decodeHex(row.to_addr),
+    value: decodeAmount(row.value),
+    time: row.time,
+  };
+}
+
+export function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
+  return {
+    chain,
+    address: decodeHex(row.address),
+    name: decodeText(row.name),
+    symbol: decodeText(row.symbol),
+    decimals: row.decimals,
+    totalSupply: decodeNullableAmount(row.total_supply),
+    cap: decodeNullableAmount(row.cap),
+    burnedBalance: decodeNullableAmount(row.burned_balance),
+    holderCount: row.holder_count,
+    transferCount: row.transfer_count,
+    firstBlock: row.first_block,
+    icon: row.icon,
+  };
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return withApiKeyLimits(
+    {
+      id: row.id,
+      hash: row.hash,
+      label: row.label,
+      createdAt: row.created_at,
+      revokedAt: row.revoked_at,
+    },
+    row,
+  );
+}
+
+/** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */
+export function storableMessage(message: string | null): string | null {
+  return message === null ? null : message.replaceAll('\0', '\uFFFD');
 }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 /**
  * First key of the transaction-level lock each write to a chain takes (`tq`), the second being
  * `hashtext(chain)`. It serializes a chain's write transactions between processes as SQLite's
- * write lock does (see postgres-store.ts), and orders every write against a writer election.
+ * write lock does (see transactions.ts), and orders every write against a writer election.
  */
 export const WRITE_LOCK_CLASS = 0x7471;
 

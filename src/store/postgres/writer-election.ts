@@ -10,7 +10,7 @@
  * Fencing: a lock says who *should* write, not who *does*. A writer whose lock connection broke
  * while the process lives on (a network blip, `pg_terminate_backend`) may not have noticed yet
  * and still have a batch in flight on its pool. So every newly elected writer bumps
- * `chains.writer_epoch` (under the chain's write lock, see postgres-store.ts), and each write
+ * `chains.writer_epoch` (under the chain's write lock, see transactions.ts), and each write
  * transaction of a lease checks, under that same lock, that the stored epoch is still its own.
  * Chosen over "check the lock from the connection that writes", which would force every write of
  * a chain (batches, supply updates, status) through the one lock connection, serializing what
@@ -28,7 +28,7 @@ import type { ChainWriter, StoreWriter, WriterLease, WriterLeaseOptions } from '
 import { WriterLeaseLostError } from '../writer-lease.js';
 import { WRITER_LOCK_CLASS, writerLockKey } from './locks.js';
 
-/** What a write through a writer lease checks (postgres-store.ts `lockChain`). */
+/** What a write through a writer lease checks (transactions.ts `lockChain`). */
 export interface WriteFence {
   readonly chain: string;
   readonly epoch: number;

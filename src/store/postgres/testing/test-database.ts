@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
-import { describePostgresUrl } from '../postgres-store.js';
+import { describePostgresUrl } from '../connect.js';
 
 /** Admin connection string: a database that exists, as a role allowed to create databases. */
 export const TEST_POSTGRES_URL =

@@ -1,0 +1,47 @@
+/** The PostgreSQL store's API keys part: `keys` commands write the `api_keys` table, the API looks keys up. */
+import pg from 'pg';
+import { TokenqueryError } from '../../internal/errors.js';
+import { encodeApiKeyLimits } from '../api-key-limits.js';
+import type { ApiKeyLimits, ApiKeyRecord, ApiKeyStore } from '../types.js';
+import { type ApiKeyRow, toApiKey } from './codec.js';
+import { run } from './statements.js';
+
+export function createApiKeys(pool: pg.Pool): ApiKeyStore {
+  return {
+    async createApiKey(key: ApiKeyRecord): Promise<void> {
+      try {
+        await run(pool, 'insertKey', [
+          key.id,
+          key.hash,
+          key.label,
+          key.createdAt,
+          key.revokedAt,
+          ...encodeApiKeyLimits(key),
+        ]);
+      } catch (error) {
+        if (error instanceof pg.DatabaseError && error.code === '23505') {
+          throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
+        }
+        throw error;
+      }
+    },
+
+    async listApiKeys(): Promise<ApiKeyRecord[]> {
+      return (await run<ApiKeyRow>(pool, 'listKeys', [])).rows.map(toApiKey);
+    },
+
+    async revokeApiKey(idOrHash: string, at: number): Promise<boolean> {
+      return ((await run(pool, 'revokeKey', [idOrHash, at])).rowCount ?? 0) > 0;
+    },
+
+    async findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
+      const row = (await run<ApiKeyRow>(pool, 'findKey', [hash])).rows[0];
+      return row === undefined ? null : toApiKey(row);
+    },
+
+    async setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean> {
+      const result = await run(pool, 'setKeyLimits', [idOrHash, ...encodeApiKeyLimits(limits)]);
+      return (result.rowCount ?? 0) > 0;
+    },
+  };
+}

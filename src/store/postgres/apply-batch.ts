@@ -1,0 +1,299 @@
+/**
+ * `applyBatch` of the PostgreSQL store: the batch's plan (batch-plan.ts) written in one
+ * transaction, a few bulk statements per batch whatever its size: token ids (known ones read,
+ * new ones inserted), starting balances, transfers, the rollback journal, the net balance and
+ * counter changes (shared with rollback.ts), block refs, the NEO tables, then the checkpoint.
+ */
+import type pg from 'pg';
+import {
+  addDelta,
+  admitNewToken,
+  checkBatchStart,
+  checkSeeds,
+  NON_HOLDERS,
+  planBatch,
+  type TokenWork,
+} from '../batch-plan.js';
+import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '../chain-activity.js';
+import type { BlockRef, IndexBatch, SeedBalance } from '../types.js';
+import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
+import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
+import { writeNeoPart } from './neo-tables.js';
+import { run, runnerOn } from './statements.js';
+import type { LockChain } from './transactions.js';
+
+/** What a batch or a rollback does to one surviving token. */
+export interface TokenChange {
+  id: number;
+  deltas: Map<string, bigint>;
+  /** Transfers added (negative: removed). */
+  transfers: number;
+  /** Block of the supply mark, or null for none. */
+  dirty: number | null;
+}
+
+/**
+ * Runs `prepare` (encoding the next statement's parameters) while `inFlight` (the statement
+ * before it) executes on the server, then waits for `inFlight`. One connection runs one statement
+ * at a time, so this is the overlap there is: the server works while this thread encodes. When
+ * `prepare` throws, `inFlight` is still waited for, so that the caller's ROLLBACK follows it.
+ */
+async function overlap<T>(inFlight: Promise<unknown> | undefined, prepare: () => T): Promise<T> {
+  let prepared: T;
+  try {
+    prepared = prepare();
+  } catch (error) {
+    await inFlight?.catch(() => {});
+    throw error;
+  }
+  await inFlight;
+  return prepared;
+}
+
+/**
+ * Parameters of the statement that applies net balance changes and counter updates for the
+ * given tokens (`applyChanges`). `replaceDirty` sets the supply mark (rollback) instead of
+ * raising it (batch).
+ */
+export function prepareChanges(
+  changes: TokenChange[],
+  replaceDirty: boolean,
+  encoded: (address: string) => string = encodeHexDigits,
+): unknown[] {
+  const tokenIds: number[] = [];
+  const holders: string[] = [];
+  const deltas: bigint[] = [];
+  const counts: boolean[] = [];
+  for (const { id, deltas: map } of changes) {
+    const rows: [string, bigint, boolean][] = [];
+    for (const [holder, delta] of map) {
+      if (delta !== 0n) rows.push([encoded(holder), delta, !NON_HOLDERS.has(holder)]);
+    }
+    // Sorted keys walk the (token_id, holder) B-tree in order.
+    rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    for (const [holder, delta, count] of rows) {
+      tokenIds.push(id);
+      holders.push(holder);
+      deltas.push(delta);
+      counts.push(count);
+    }
+  }
+  return [
+    int4Array(tokenIds),
+    byteaArray(holders),
+    numericArray(deltas),
+    boolArray(counts),
+    int4Array(changes.map((c) => c.id)),
+    int8Array(changes.map((c) => c.transfers)),
+    int8Array(changes.map((c) => c.dirty)),
+    replaceDirty,
+  ];
+}
+
+/** Runs `applyChanges`, then deletes the balances that reached zero. */
+export async function executeChanges(client: pg.PoolClient, params: unknown[]): Promise<void> {
+  const emptied = await run<{ token_id: number; holder: string }>(client, 'applyChanges', params);
+  if (emptied.rows.length > 0) {
+    await run(client, 'deleteEmptied', [
+      int4Array(emptied.rows.map((r) => r.token_id)),
+      byteaArray(emptied.rows.map((r) => r.holder.slice(2))),
+    ]);
+  }
+}
+
+/** Applies `batch` in `client`'s transaction, under the chain's write lock (`lockChain`). */
+export async function applyBatchIn(
+  client: pg.PoolClient,
+  lockChain: LockChain,
+  batch: IndexBatch,
+): Promise<void> {
+  const { chain } = batch;
+  // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
+  const stored = await lockChain(client, chain);
+  checkBatchStart(batch, stored?.indexed_block);
+  const work = planBatch(batch);
+  const seeds = checkSeeds(
+    batch,
+    { indexedBlock: stored?.indexed_block ?? null, seedBlock: stored?.seed_block ?? null },
+    work,
+  );
+
+  // Addresses repeat across transfers and balance keys: encode each once per batch.
+  const encodedCache = new Map<string, string>();
+  const encode = (value: string): string => {
+    let digits = encodedCache.get(value);
+    if (digits === undefined) {
+      digits = encodeHexDigits(value);
+      encodedCache.set(value, digits);
+    }
+    return digits;
+  };
+
+  // Token ids: the known ones in one read, the new ones in one insert.
+  const tokens = [...work.values()];
+  const ids = new Map<string, number>();
+  let newTokens = 0;
+  if (tokens.length > 0) {
+    const known = await run<{ id: number; address: string }>(client, 'knownTokens', [
+      chain,
+      byteaArray(tokens.map((t) => encode(t.address))),
+    ]);
+    for (const row of known.rows) ids.set(row.address.slice(2), row.id);
+    const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
+    const fresh: TokenWork[] = [];
+    for (const token of tokens) {
+      if (ids.has(encode(token.address))) continue;
+      admitNewToken(chain, metadata, token);
+      fresh.push(token);
+    }
+    if (fresh.length > 0) {
+      const inserted = await run<{ id: number; address: string }>(client, 'insertTokens', [
+        chain,
+        byteaArray(fresh.map((t) => encode(t.address))),
+        byteaArray(fresh.map((t) => encodeText(metadata.get(t.address)!.name).slice(2))),
+        byteaArray(fresh.map((t) => encodeText(metadata.get(t.address)!.symbol).slice(2))),
+        int8Array(fresh.map((t) => metadata.get(t.address)!.decimals)),
+        int8Array(fresh.map((t) => t.firstBlock)),
+      ]);
+      for (const row of inserted.rows) ids.set(row.address.slice(2), row.id);
+      newTokens = fresh.length;
+    }
+  }
+
+  if (seeds.length > 0) await addSeeds(client, seeds, ids, work, encode);
+
+  const journalFrom = batch.pruneBlocksBelow;
+  // Every transfer of the work: the batch's own and, on NEO, its asset transfers.
+  let count = 0;
+  for (const token of tokens) count += token.transfers.length;
+  const columns = {
+    tokenId: new Array<number>(count),
+    logIndex: new Array<number>(count),
+    block: new Array<number>(count),
+    time: new Array<number>(count),
+    txIndex: new Array<number>(count),
+    txHash: new Array<string>(count),
+    from: new Array<string>(count),
+    to: new Array<string>(count),
+    value: new Array<bigint>(count),
+  };
+  const journal = new Set<string>();
+  const journalBlocks: number[] = [];
+  const journalTokens: number[] = [];
+  const changes: TokenChange[] = [];
+  let row = 0;
+  // Grouped by token, in chain order within each: a token's rows of one batch share heap pages.
+  for (const token of tokens) {
+    const id = ids.get(encode(token.address))!;
+    changes.push({ id, deltas: token.deltas, transfers: token.transfers.length, dirty: token.dirtyBlock });
+    for (const t of token.transfers) {
+      columns.tokenId[row] = id;
+      columns.logIndex[row] = t.logIndex;
+      columns.block[row] = t.blockNumber;
+      columns.time[row] = t.time;
+      columns.txIndex[row] = t.txIndex;
+      columns.txHash[row] = encodeHexDigits(t.txHash);
+      columns.from[row] = encode(t.from);
+      columns.to[row] = encode(t.to);
+      columns.value[row] = t.value;
+      row++;
+      if (t.blockNumber >= journalFrom) {
+        const entry = `${t.blockNumber}:${id}`;
+        if (!journal.has(entry)) {
+          journal.add(entry);
+          journalBlocks.push(t.blockNumber);
+          journalTokens.push(id);
+        }
+      }
+    }
+  }
+  // One statement is in flight while this thread encodes the parameters of the next (see overlap()).
+  const inserting =
+    count > 0
+      ? run(client, 'insertTransfers', [
+          int4Array(columns.tokenId),
+          int4Array(columns.logIndex),
+          int8Array(columns.block),
+          int8Array(columns.time),
+          int4Array(columns.txIndex),
+          byteaArray(columns.txHash),
+          byteaArray(columns.from),
+          byteaArray(columns.to),
+          numericArray(columns.value),
+        ])
+      : undefined;
+  const changeParams = await overlap(inserting, () =>
+    changes.length > 0 ? prepareChanges(changes, false, encode) : null,
+  );
+  if (journalBlocks.length > 0) {
+    await run(client, 'insertJournal', [chain, int8Array(journalBlocks), int4Array(journalTokens)]);
+  }
+  const changing = changeParams === null ? undefined : executeChanges(client, changeParams);
+  const refParams = await overlap(changing, () => {
+    if (batch.blocks.length === 0) return null;
+    // Last one wins when a block appears twice, as with SQLite's row-by-row upsert.
+    const refs = new Map<number, BlockRef>();
+    for (const ref of batch.blocks) refs.set(ref.number, ref);
+    const list = [...refs.values()];
+    return [
+      chain,
+      int8Array(list.map((r) => r.number)),
+      byteaArray(list.map((r) => encodeHexDigits(r.hash))),
+      byteaArray(list.map((r) => encodeHexDigits(r.parentHash))),
+    ];
+  });
+  if (refParams !== null) await run(client, 'upsertBlockRefs', refParams);
+  if (batch.neo !== undefined) {
+    await writeNeoPart(runnerOn(client), chain, batch.neo);
+  }
+  // A small batch tops its newest transfers up with those stored before it (the chain is locked).
+  const storedRecent = needsStoredRecent(batch)
+    ? ((await run<{ recent_transfers: string | null }>(client, 'chainActivity', [chain])).rows[0]
+        ?.recent_transfers ?? null)
+    : null;
+  await run(client, 'afterBatch', [
+    chain,
+    batch.toBlock,
+    batch.toBlockHash === null ? null : encodeHex(batch.toBlockHash),
+    batch.head,
+    Date.now(),
+    newTokens,
+    batch.pruneBlocksBelow,
+    batchTransferCount(batch),
+    encodeRecentTransfers(batch, storedRecent),
+    batch.seeds?.block ?? null,
+    batch.seeds?.partial === true,
+  ]);
+}
+
+/**
+ * Records the batch's starting balances and adds those of pairs not seeded before to the
+ * holders' balance changes, so `applyChanges` applies them with the transfers.
+ */
+async function addSeeds(
+  client: pg.PoolClient,
+  seeds: SeedBalance[],
+  ids: ReadonlyMap<string, number>,
+  work: Map<string, TokenWork>,
+  encode: (address: string) => string,
+): Promise<void> {
+  const byId = new Map<number, TokenWork>();
+  const amounts = new Map<string, bigint>();
+  const tokenIds: number[] = [];
+  for (const seed of seeds) {
+    const id = ids.get(encode(seed.token))!;
+    tokenIds.push(id);
+    byId.set(id, work.get(seed.token)!);
+    amounts.set(`${id}:${seed.holder}`, seed.amount);
+  }
+  const inserted = await run<{ token_id: number; holder: string }>(client, 'insertSeeds', [
+    int4Array(tokenIds),
+    byteaArray(seeds.map((seed) => encode(seed.holder))),
+    numericArray(seeds.map((seed) => seed.amount)),
+  ]);
+  for (const row of inserted.rows) {
+    const holder = decodeHex(row.holder);
+    const amount = amounts.get(`${row.token_id}:${holder}`)!;
+    if (amount !== 0n) addDelta(byId.get(row.token_id)!.deltas, holder, amount);
+  }
+}

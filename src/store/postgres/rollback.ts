@@ -1,0 +1,92 @@
+/**
+ * `rollback` of the PostgreSQL store: undoes every block above the target exactly. The candidate
+ * tokens come from the rollback journal (or a probe of all tokens below its floor); their
+ * transfers above the target are deleted, tokens first seen above it are dropped whole, and the
+ * others get the net changes of the deleted rows back (apply-batch.ts `applyChanges`).
+ */
+import type pg from 'pg';
+import { checkRollback, netChanges } from '../batch-plan.js';
+import type { RollbackResult } from '../types.js';
+import { executeChanges, prepareChanges, type TokenChange } from './apply-batch.js';
+import { int4Array } from './binary-arrays.js';
+import { decodeAmount, decodeHex, encodeHex } from './codec.js';
+import { hasNeoData } from './neo-tables.js';
+import { run, runnerOn } from './statements.js';
+import type { LockChain } from './transactions.js';
+
+/** Rolls `chain` back to `toBlock` in `client`'s transaction, under the chain's write lock (`lockChain`). */
+export async function rollbackIn(
+  client: pg.PoolClient,
+  lockChain: LockChain,
+  chain: string,
+  toBlock: number,
+  toBlockHash: string | null,
+): Promise<RollbackResult> {
+  const current = await lockChain(client, chain);
+  const neoData = await hasNeoData(runnerOn(client), chain);
+  checkRollback(chain, current?.indexed_block, toBlock, neoData);
+  // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
+  const candidates = await run<{ token_id: number }>(
+    client,
+    toBlock + 1 >= current.journal_floor ? 'journalTokens' : 'probeTokens',
+    [chain, toBlock],
+  );
+  const tokenIds = candidates.rows.map((r) => r.token_id);
+
+  const affected: string[] = [];
+  let removedTransfers = 0;
+  let removedTokens = 0;
+  if (tokenIds.length > 0) {
+    const removed = await run<{ token_id: number; from_addr: string; to_addr: string; value: string }>(
+      client,
+      'deleteTransfersAbove',
+      [int4Array(tokenIds), toBlock],
+    );
+    removedTransfers = removed.rows.length;
+    const byToken = new Map<number, typeof removed.rows>();
+    for (const r of removed.rows) {
+      let list = byToken.get(r.token_id);
+      if (list === undefined) {
+        list = [];
+        byToken.set(r.token_id, list);
+      }
+      list.push(r);
+    }
+    const tokens = await run<{ id: number; address: string; first_block: number }>(client, 'tokensById', [
+      int4Array([...byToken.keys()]),
+    ]);
+    const dropped: number[] = [];
+    const changes: TokenChange[] = [];
+    for (const token of tokens.rows) {
+      const rows = byToken.get(token.id)!;
+      affected.push(decodeHex(token.address));
+      if (token.first_block > toBlock) {
+        // Every transfer of the token is gone, so it was never seen: drop it whole.
+        dropped.push(token.id);
+        continue;
+      }
+      const deltas = netChanges(
+        rows,
+        (r) => [decodeHex(r.from_addr), decodeHex(r.to_addr), decodeAmount(r.value)] as const,
+        -1n,
+      );
+      // A supply read at or after the common ancestor reflects the surviving history.
+      changes.push({ id: token.id, deltas, transfers: -rows.length, dirty: toBlock });
+    }
+    if (dropped.length > 0) {
+      await run(client, 'dropTokens', [int4Array(dropped)]);
+      removedTokens = dropped.length;
+    }
+    if (changes.length > 0) await executeChanges(client, prepareChanges(changes, true));
+  }
+  await run(client, 'afterRollback', [
+    chain,
+    toBlock,
+    toBlockHash === null ? null : encodeHex(toBlockHash),
+    Date.now(),
+    removedTokens,
+    removedTransfers,
+  ]);
+  affected.sort();
+  return { affectedTokens: affected, removedTransfers };
+}

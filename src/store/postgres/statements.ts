@@ -1,0 +1,249 @@
+/**
+ * The PostgreSQL store's SQL: every statement with a fixed text, by name, and `run`, which
+ * executes one as a named prepared statement. The parts of the store (apply-batch.ts,
+ * rollback.ts, reads.ts, ...) name statements from here and hold no SQL text of their own.
+ */
+import type pg from 'pg';
+import { NEO_SQL } from './neo-tables.js';
+
+const TOKEN_COLUMNS =
+  'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
+const API_KEY_COLUMNS = 'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
+const CHAIN_COLUMNS =
+  'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since, seed_block, holders_partial';
+
+/*
+ * Statements with a fixed text run as named prepared statements (parsed and planned once per
+ * connection). Bulk statements take whole columns as array parameters and `unnest` them, so a
+ * batch of any size is one statement per table.
+ */
+export const SQL = {
+  lockChain: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
+  chainForWrite: 'SELECT indexed_block, journal_floor, writer_epoch, seed_block FROM chains WHERE chain = $1',
+  getChain: `SELECT ${CHAIN_COLUMNS} FROM chains WHERE chain = $1`,
+  listChains: `SELECT ${CHAIN_COLUMNS} FROM chains ORDER BY chain`,
+  chainActivity: 'SELECT transfer_count, recent_transfers FROM chains WHERE chain = $1',
+  databaseSize: 'SELECT pg_database_size(current_database()) AS bytes',
+  setStatus: `
+    INSERT INTO chains (chain, head, last_error, updated_at)
+    VALUES ($1, coalesce($2::bigint, 0), $3, $5)
+    ON CONFLICT (chain) DO UPDATE SET
+      head = coalesce($2::bigint, chains.head),
+      last_error = CASE WHEN $4::boolean THEN $3 ELSE chains.last_error END,
+      updated_at = $5`,
+  // The same through a writer lease: it changes nothing unless the lease is the newest election.
+  setStatusFenced: `
+    UPDATE chains SET
+      head = coalesce($2::bigint, head),
+      last_error = CASE WHEN $4::boolean THEN $3 ELSE last_error END,
+      updated_at = $5
+    WHERE chain = $1 AND writer_epoch = $6`,
+  /*
+   * A new writer's election, under the chain's write lock (taken first, in the same transaction):
+   * every write transaction of the previous writer either committed before it, and the new writer
+   * reads its checkpoint after it, or starts after it and finds its own epoch outdated.
+   */
+  electWriter: `
+    INSERT INTO chains (chain, updated_at, writer_epoch, writer_id, writer_since)
+    VALUES ($1, $3, 1, $2, $3)
+    ON CONFLICT (chain) DO UPDATE SET
+      writer_epoch = chains.writer_epoch + 1,
+      writer_id = excluded.writer_id,
+      writer_since = excluded.writer_since
+    RETURNING writer_epoch`,
+  // Prunes the journal and the block refs below the window, then moves the checkpoint.
+  afterBatch: `
+    WITH pruned_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number < $7),
+    pruned_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number < $7)
+    INSERT INTO chains (chain, indexed_block, indexed_hash, head, updated_at, token_count, journal_floor,
+      transfer_count, recent_transfers, seed_block, holders_partial)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+    ON CONFLICT (chain) DO UPDATE SET
+      seed_block = coalesce(chains.seed_block, excluded.seed_block),
+      holders_partial = chains.holders_partial OR excluded.holders_partial,
+      indexed_block = excluded.indexed_block,
+      indexed_hash = excluded.indexed_hash,
+      head = excluded.head,
+      updated_at = excluded.updated_at,
+      token_count = chains.token_count + excluded.token_count,
+      journal_floor = greatest(chains.journal_floor, excluded.journal_floor),
+      transfer_count = chains.transfer_count + excluded.transfer_count,
+      recent_transfers = coalesce(excluded.recent_transfers, chains.recent_transfers)`,
+  afterRollback: `
+    WITH dropped_journal AS (DELETE FROM recent_block_tokens WHERE chain = $1 AND block_number > $2),
+    dropped_refs AS (DELETE FROM block_refs WHERE chain = $1 AND number > $2)
+    UPDATE chains SET indexed_block = $2, indexed_hash = $3, updated_at = $4,
+      token_count = token_count - $5, transfer_count = transfer_count - $6, recent_transfers = NULL
+    WHERE chain = $1`,
+
+  knownTokens: 'SELECT id, address FROM tokens WHERE chain = $1 AND address = ANY($2::bytea[])',
+  // ORDER BY ord: ids follow first appearance in the batch, as in SQLite (tokensNeedingSupply breaks ties by id).
+  insertTokens: `
+    INSERT INTO tokens (chain, address, name, symbol, decimals, first_block)
+    SELECT $1, address, name, symbol, decimals, first_block
+    FROM unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[])
+      WITH ORDINALITY AS u(address, name, symbol, decimals, first_block, ord)
+    ORDER BY ord
+    RETURNING id, address`,
+  insertTransfers: `
+    INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value)
+    SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
+      $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])`,
+  // Answers the rows actually inserted: a pair seeded before is left alone and not answered.
+  insertSeeds: `
+    INSERT INTO seed_balances (token_id, holder, amount)
+    SELECT * FROM unnest($1::integer[], $2::bytea[], $3::numeric[])
+    ON CONFLICT DO NOTHING
+    RETURNING token_id, holder`,
+  seededHolders: `
+    SELECT u.ord FROM unnest($2::bytea[], $3::bytea[]) WITH ORDINALITY AS u(address, holder, ord)
+    JOIN tokens AS t ON t.chain = $1 AND t.address = u.address
+    JOIN seed_balances AS s ON s.token_id = t.id AND s.holder = u.holder`,
+  insertJournal: `
+    INSERT INTO recent_block_tokens (chain, block_number, token_id)
+    SELECT $1, * FROM unnest($2::bigint[], $3::integer[])
+    ON CONFLICT DO NOTHING`,
+  /*
+   * One statement applies the net balance changes and the token counters. The upsert returns
+   * each new amount; the old one is new − delta, so the holder-count change per token needs no
+   * second read. Rows that reach zero are returned, to be deleted (a zero balance has no row,
+   * as in SQLite). `$8` replaces the supply mark (rollback) instead of raising it (batch).
+   */
+  applyChanges: `
+    WITH d AS (
+      SELECT * FROM unnest($1::integer[], $2::bytea[], $3::numeric[], $4::boolean[])
+        AS d(token_id, holder, delta, counts)
+    ), up AS (
+      INSERT INTO balances AS b (token_id, holder, amount)
+      SELECT token_id, holder, delta FROM d
+      ON CONFLICT (token_id, holder) DO UPDATE SET amount = b.amount + excluded.amount
+      RETURNING b.token_id, b.holder, b.amount
+    ), changed AS (
+      SELECT up.token_id,
+        sum(CASE WHEN d.counts THEN (up.amount > 0)::integer - (up.amount - d.delta > 0)::integer ELSE 0 END)
+          AS holders
+      FROM up JOIN d ON d.token_id = up.token_id AND d.holder = up.holder
+      GROUP BY up.token_id
+    ), touched AS (
+      UPDATE tokens AS t SET
+        holder_count = t.holder_count + coalesce(changed.holders, 0),
+        transfer_count = t.transfer_count + u.transfers,
+        supply_dirty = CASE WHEN $8::boolean THEN u.dirty ELSE greatest(t.supply_dirty, u.dirty) END
+      FROM unnest($5::integer[], $6::bigint[], $7::bigint[]) AS u(id, transfers, dirty)
+        LEFT JOIN changed ON changed.token_id = u.id
+      WHERE t.id = u.id
+    )
+    SELECT token_id, holder FROM up WHERE amount = 0`,
+  deleteEmptied: `
+    DELETE FROM balances AS b USING unnest($1::integer[], $2::bytea[]) AS z(token_id, holder)
+    WHERE b.token_id = z.token_id AND b.holder = z.holder AND b.amount = 0`,
+  upsertBlockRefs: `
+    INSERT INTO block_refs (chain, number, hash, parent_hash)
+    SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::bytea[])
+    ON CONFLICT (chain, number) DO UPDATE SET hash = excluded.hash, parent_hash = excluded.parent_hash`,
+  blockRefs:
+    'SELECT number, hash, parent_hash FROM block_refs WHERE chain = $1 AND number BETWEEN $2 AND $3 ORDER BY number',
+
+  journalTokens: 'SELECT DISTINCT token_id FROM recent_block_tokens WHERE chain = $1 AND block_number > $2',
+  probeTokens: `
+    SELECT id AS token_id FROM tokens AS k WHERE chain = $1
+    AND EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)`,
+  deleteTransfersAbove: `
+    DELETE FROM transfers WHERE token_id = ANY($1::integer[]) AND block_number > $2
+    RETURNING token_id, from_addr, to_addr, value`,
+  tokensById: 'SELECT id, address, first_block FROM tokens WHERE id = ANY($1::integer[])',
+  dropTokens: `
+    WITH gone AS (DELETE FROM balances WHERE token_id = ANY($1::integer[])),
+    gone_seeds AS (DELETE FROM seed_balances WHERE token_id = ANY($1::integer[]))
+    DELETE FROM tokens WHERE id = ANY($1::integer[])`,
+
+  dirtyTokens:
+    'SELECT address FROM tokens WHERE chain = $1 AND supply_dirty IS NOT NULL ORDER BY supply_dirty, id LIMIT $2',
+  staleTokens: `
+    SELECT address FROM tokens WHERE chain = $1 AND supply_dirty IS NULL AND supply_block < $2
+    ORDER BY supply_block, id LIMIT $3`,
+  updateSupplies: `
+    UPDATE tokens AS t SET total_supply = u.total_supply, cap = u.cap, burned_balance = u.burned_balance,
+      supply_block = u.at_block,
+      supply_dirty = CASE WHEN t.supply_dirty <= u.clear_below THEN NULL ELSE t.supply_dirty END
+    FROM unnest($2::bytea[], $3::numeric[], $4::numeric[], $5::numeric[], $6::bigint[], $7::bigint[])
+      AS u(address, total_supply, cap, burned_balance, at_block, clear_below)
+    WHERE t.chain = $1 AND t.address = u.address`,
+
+  getToken: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1 AND address = $2`,
+  /*
+   * Two steps: the page's keys come from a backward index-only scan of the primary key (the
+   * skipped OFFSET rows cost index entries, not one heap fetch each), then only the page's rows
+   * are fetched. An index-only scan is also cheaper than any sort-based plan whatever the planner
+   * believes about the token's size, so a busy token's deep page can never turn into a sort of all
+   * its transfers. Costs: docs/benchmarks.md#postgresql.
+   */
+  listTransfers: `
+    SELECT t.block_number, t.log_index, t.tx_index, t.tx_hash, t.from_addr, t.to_addr, t.value, t.time
+    FROM (
+      SELECT token_id, block_number, log_index FROM transfers
+      WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      ORDER BY block_number DESC, log_index DESC LIMIT $3 OFFSET $4
+    ) AS page
+    JOIN transfers AS t
+      ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
+    ORDER BY page.block_number DESC, page.log_index DESC`,
+  // One statement, so the total and the page come from one snapshot; the LEFT JOIN keeps one
+  // row (with the total) when the page is empty.
+  listTokens: `
+    SELECT (SELECT token_count FROM chains WHERE chain = $1) AS total, p.*
+    FROM (VALUES (1)) AS one
+    LEFT JOIN LATERAL (
+      SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1
+      ORDER BY holder_count DESC, transfer_count DESC, address ASC LIMIT $2 OFFSET $3
+    ) AS p ON true`,
+  scanTransfers: `
+    SELECT block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time FROM transfers
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND (block_number, log_index) > ($3, $4)
+    ORDER BY block_number, log_index LIMIT $5`,
+  scanBalances: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND ($3::bytea IS NULL OR holder > $3::bytea)
+    ORDER BY holder LIMIT $4`,
+  scanSeeds: `
+    SELECT holder, amount FROM seed_balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND ($3::bytea IS NULL OR holder > $3::bytea)
+    ORDER BY holder LIMIT $4`,
+  getBalance: `
+    SELECT amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND holder = $3`,
+
+  insertKey: `
+    INSERT INTO api_keys (id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+  listKeys: `SELECT ${API_KEY_COLUMNS} FROM api_keys ORDER BY created_at, id`,
+  revokeKey: 'UPDATE api_keys SET revoked_at = $2 WHERE (id = $1 OR hash = $1) AND revoked_at IS NULL',
+  findKey: `SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE hash = $1`,
+  setKeyLimits: `
+    UPDATE api_keys SET rate_per_second = $2, rate_burst = $3, allow_ips = $4
+    WHERE (id = $1 OR hash = $1) AND revoked_at IS NULL`,
+
+  ...NEO_SQL,
+} as const;
+
+export type StatementName = keyof typeof SQL;
+
+/** The transfer-page statement, for benchmarks that show its plan. */
+export const LIST_TRANSFERS_SQL: string = SQL.listTransfers;
+
+/** Runs a named prepared statement on `on` (a transaction's client, or the pool). */
+export function run<R extends pg.QueryResultRow>(
+  on: pg.Pool | pg.PoolClient,
+  name: StatementName,
+  values: unknown[],
+): Promise<pg.QueryResult<R>> {
+  return on.query<R>({ name, text: SQL[name], values });
+}
+
+/** {@link run} bound to one client or pool, in the shape the NEO helpers (neo-tables.ts) take. */
+export function runnerOn(on: pg.Pool | pg.PoolClient) {
+  return <R extends pg.QueryResultRow>(name: StatementName, values: unknown[]) => run<R>(on, name, values);
+}

@@ -1,0 +1,147 @@
+/**
+ * The PostgreSQL store's writer part, what the indexer writes through: batches, rollbacks and
+ * supplies each in a write transaction (transactions.ts), the status outside one, and the few
+ * reads the indexer decides by. A writer lease's writer (`fencedWriter`) is the same with every
+ * write of its chain fenced (writer-election.ts).
+ */
+import type pg from 'pg';
+import { TokenqueryError } from '../../internal/errors.js';
+import type {
+  BlockRef,
+  Checkpoint,
+  IndexBatch,
+  NeoOutputRow,
+  NeoReader,
+  RollbackResult,
+  StoreReader,
+  StoreWriter,
+  SupplyUpdate,
+} from '../types.js';
+import { applyBatchIn } from './apply-batch.js';
+import { byteaArray } from './binary-arrays.js';
+import { type ChainRow, decodeHex, encodeHexDigits, storableMessage } from './codec.js';
+import { getNeoOutputs } from './neo-tables.js';
+import { rollbackIn } from './rollback.js';
+import { run, runnerOn } from './statements.js';
+import { tokensNeedingSupply, updateSuppliesIn } from './supplies.js';
+import type { WriteTransactions } from './transactions.js';
+import type { WriteFence } from './writer-election.js';
+
+/** The writer over `pool`; its reads of statuses, tokens and NEO tokens are `reader`'s and `neo`'s. */
+export function createWriter(
+  pool: pg.Pool,
+  { transaction, lockChain }: WriteTransactions,
+  reader: StoreReader,
+  neo: NeoReader,
+): StoreWriter {
+  const onPool = runnerOn(pool);
+  return {
+    async getCheckpoint(chain: string): Promise<Checkpoint | null> {
+      const row = (await run<ChainRow>(pool, 'getChain', [chain])).rows[0];
+      if (row?.indexed_block == null) return null;
+      return {
+        block: row.indexed_block,
+        hash: row.indexed_hash === null ? null : decodeHex(row.indexed_hash),
+      };
+    },
+
+    async applyBatch(batch: IndexBatch): Promise<void> {
+      await transaction((client) => applyBatchIn(client, lockChain, batch));
+    },
+
+    async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {
+      const result = await run<{ number: number; hash: string; parent_hash: string }>(pool, 'blockRefs', [
+        chain,
+        from,
+        to,
+      ]);
+      return result.rows.map((row) => ({
+        number: row.number,
+        hash: decodeHex(row.hash),
+        parentHash: decodeHex(row.parent_hash),
+      }));
+    },
+
+    async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
+      return transaction((client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash));
+    },
+
+    async tokensNeedingSupply(chain: string, staleBefore: number, limit: number): Promise<string[]> {
+      return tokensNeedingSupply(pool, chain, staleBefore, limit);
+    },
+
+    async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
+      if (updates.length === 0) return;
+      await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates));
+    },
+
+    async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void> {
+      await run(pool, 'setStatus', [
+        chain,
+        status.head ?? null,
+        storableMessage(status.lastError ?? null),
+        status.lastError !== undefined,
+        Date.now(),
+      ]);
+    },
+
+    async seededHolders(chain, pairs): Promise<boolean[]> {
+      const out = new Array<boolean>(pairs.length).fill(false);
+      if (pairs.length === 0) return out;
+      const result = await run<{ ord: number }>(pool, 'seededHolders', [
+        chain,
+        byteaArray(pairs.map((p) => encodeHexDigits(p.token))),
+        byteaArray(pairs.map((p) => encodeHexDigits(p.holder))),
+      ]);
+      for (const row of result.rows) out[row.ord - 1] = true;
+      return out;
+    },
+    async getNeoOutputs(
+      chain: string,
+      refs: readonly { txid: string; n: number }[],
+    ): Promise<NeoOutputRow[]> {
+      return getNeoOutputs(onPool, chain, refs);
+    },
+
+    getChainStatus: reader.getChainStatus,
+    getToken: reader.getToken,
+    getNeoToken: neo.getNeoToken,
+  };
+}
+
+/** The writer a writer lease writes through: every write of the lease's chain is fenced. */
+export function fencedWriter(
+  writer: StoreWriter,
+  pool: pg.Pool,
+  { transaction, lockChain }: WriteTransactions,
+  fence: WriteFence,
+): StoreWriter {
+  return {
+    ...writer,
+    async applyBatch(batch: IndexBatch): Promise<void> {
+      await transaction((client) => applyBatchIn(client, lockChain, batch), fence);
+    },
+    async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
+      return transaction((client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash), fence);
+    },
+    async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
+      if (updates.length === 0) return;
+      await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates), fence);
+    },
+    async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }) {
+      if (chain !== fence.chain) {
+        throw new TokenqueryError(`a writer lease of ${fence.chain} cannot write ${chain}`);
+      }
+      fence.assertHeld();
+      const result = await run(pool, 'setStatusFenced', [
+        chain,
+        status.head ?? null,
+        storableMessage(status.lastError ?? null),
+        status.lastError !== undefined,
+        Date.now(),
+        fence.epoch,
+      ]);
+      if ((result.rowCount ?? 0) === 0) throw fence.superseded(null);
+    },
+  };
+}
