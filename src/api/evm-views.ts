@@ -1,6 +1,6 @@
 /**
  * The EVM family's Tokenview shapes: each builder sits beside the schema that serializes it,
- * so key sets and JSON types cannot drift apart. Types follow decisions.md: `d`, `t`, `ic`,
+ * so key sets and JSON types cannot drift apart. Types follow docs/api.md#json-types: `d`, `t`, `ic`,
  * `value` are strings; counts, `index`, `block_no`, `time`, `conformations` are numbers.
  */
 import { formatUnits } from '../internal/amount.js';
