@@ -1,6 +1,6 @@
 /**
  * `/docs` in headless Chromium, offline: Swagger UI loads from this server alone, lists the 13
- * Tokenview operations of the spec (written out here), and a try-it call made with a key typed
+ * Tokenview operations of docs/api.md (written out here), and a try-it call made with a key typed
  * into the Authorize dialog returns the fixture's data; without the key the same call answers
  * 401. The console shows no error but that 401.
  */
@@ -10,7 +10,7 @@ import type { Page } from 'playwright-core';
 import { type BrowserSession, openBrowser } from './testing/browser.js';
 import { type ApiFixture, startApiFixture, USDC } from './testing/fixture.js';
 
-/** The spec's operations (token-query-service.md, "Endpoints") as Swagger UI shows their paths. */
+/** The operations of docs/api.md#evm-family and docs/api.md#neo-family as Swagger UI shows their paths. */
 const SPEC_OPERATIONS = [
   '/vipapi/{chain}/token/{address}',
   '/vipapi/token/totalsupply/{chain}/{address}',

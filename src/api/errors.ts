@@ -1,6 +1,6 @@
 /**
  * The API's answers other than success. Each carries its HTTP status and its Tokenview code
- * and message (decisions.md, "Errors"), so routes throw and never build error JSON by hand;
+ * and message (docs/api.md#errors), so routes throw and never build error JSON by hand;
  * `envelope.ts` turns them into bodies.
  */
 import { TokenqueryError } from '../internal/errors.js';

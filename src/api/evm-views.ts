@@ -1,6 +1,6 @@
 /**
  * The EVM family's Tokenview shapes: each builder sits beside the schema that serializes it,
- * so key sets and JSON types cannot drift apart. Types follow decisions.md: `d`, `t`, `ic`,
+ * so key sets and JSON types cannot drift apart. Types follow docs/api.md#json-types: `d`, `t`, `ic`,
  * `value` are strings; counts, `index`, `block_no`, `time`, `conformations` are numbers.
  */
 import { formatUnits } from '../internal/amount.js';
@@ -83,8 +83,8 @@ const quoteSafe = (value: string): string => `"${value}"`;
 /**
  * The Transaction List's `data` as JSON text, built by hand: byte for byte what the route's
  * schema (`transferListSchema`) makes of {@link transferList}'s objects, which a test checks on
- * hostile strings too. Why by hand (it takes half the time of the schema serializer on a
- * 50-record page): the token's six fields are the same in every record, so they are escaped once
+ * hostile strings too. Why by hand (faster than the schema serializer; docs/benchmarks.md, "Where
+ * the time goes"): the token's six fields are the same in every record, so they are escaped once
  * per page instead of once per record; the records' own strings (hash, from, to: hex in practice)
  * are checked with one regular-expression scan over all of them rather than one escape pass per
  * string, and go through `JSON.stringify` (which escapes exactly as fast-json-stringify does) only

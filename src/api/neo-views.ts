@@ -1,12 +1,12 @@
 /**
  * The NEO family's Tokenview shapes, each builder beside the schema that serializes it.
- * Every key the spec shows as `null` is present with `null`; counts, `index`, `block_no`,
+ * Every key docs/api.md shows as `null` is present with `null`; counts, `index`, `block_no`,
  * `time`, `confirmations` and `createTime` are numbers; `d`, `t`, `value` and
- * `circulationSupply` are strings (decisions.md).
+ * `circulationSupply` are strings (docs/api.md#json-types).
  *
  * `tokenInfo.p` is null: Tokenview's NEO payloads carry `p: null` (the chain is in `network`).
- * `t` is null in Token Info and in transfer records (spec note 3) and the total supply in the
- * asset operations, null there only when the node could not say.
+ * `t` is null in Token Info and in transfer records and the total supply in the asset
+ * operations (docs/api.md#neo-t-and-circulationsupply), null there only when the node could not say.
  */
 import type { NeoContractRecord, NeoTokenPage, NeoTokenRecord, TransferRecord } from '../store/types.js';
 import { envelopeSchema, type JsonSchema, schema } from './envelope.js';

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document against the running API: it is valid OpenAPI 3.1, lists the 13 Tokenview
- * operations of the spec (written out here, not read from the code), carries the route schemas
+ * operations of docs/api.md (written out here, not read from the code), carries the route schemas
  * themselves, and every answer of every operation (success and each documented error, over
  * real data for both families) validates against what the document says for its status and
  * content type. Path-parameter schemas are checked against the handlers both ways.
@@ -24,7 +24,7 @@ import { type RouteContext, registerOperation } from './routing.js';
 import { ALICE, type ApiFixture, NOSUPPLY, startApiFixture, UNKNOWN, USDC } from './testing/fixture.js';
 import { type Answer, call } from './testing/http.js';
 
-/** The spec's operation table (token-query-service.md, "Endpoints"), in OpenAPI path syntax. */
+/** The operations of docs/api.md#evm-family and docs/api.md#neo-family, in OpenAPI path syntax. */
 const SPEC_OPERATIONS = [
   '/vipapi/{chain}/token/{address}',
   '/vipapi/token/totalsupply/{chain}/{address}',
@@ -159,7 +159,7 @@ describe('the document', () => {
     assert.ok(result.valid, JSON.stringify(result.errors, null, 1));
   });
 
-  test("lists exactly the spec's 13 operations under /vipapi/, GET only, each with the key", () => {
+  test("lists exactly docs/api.md's 13 operations under /vipapi/, GET only, each with the key", () => {
     const vipapi = Object.keys(doc.paths).filter((p) => p.startsWith('/vipapi/'));
     assert.deepEqual([...vipapi].sort(), [...SPEC_OPERATIONS].sort());
     for (const path of SPEC_OPERATIONS) {

@@ -4,7 +4,7 @@
  */
 import { invalidParameter } from './errors.js';
 
-/** Most entries per page and highest page number (spec, "Limits"). */
+/** Most entries per page and highest page number (docs/api.md#paging). */
 export const MAX_PAGE = 50;
 export const MAX_PAGE_SIZE = 50;
 
@@ -39,7 +39,7 @@ export const NEO_HASH = /^(?:0[xX])?(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
 
 /**
  * A NEO token hash (NEP-5 script hash, 40 hex digits) or global asset id (64 hex digits), with
- * or without `0x`, in either case (decisions.md) → `0x` + lower-case hex.
+ * or without `0x`, in either case (docs/api.md#neo-hashes) → `0x` + lower-case hex.
  */
 export function parseNeoHash(value: string, name = 'address'): string {
   if (!NEO_HASH.test(value)) {

@@ -16,11 +16,10 @@
  * client walking through many pages asks each one once, or comes back to it only after more other
  * pages than the cache holds, and keeping those answers only churned the cache (first in, first
  * out: no hit at all). Each kept body outlived a few young-generation GCs and waited for a full
- * one, so under such load the process held the cache's 32 MiB plus as much again of evicted
- * bodies (bench/growth.ts: peak RSS 238 MB against 162 MB without the cache), and answered more
- * slowly than with no cache at all. So the keys seen once are remembered, oldest forgotten first,
- * only as many as the cache holds answers of the recent mean size, and across version changes
- * (popularity is not data).
+ * one, so evicted bodies piled up beside the cache: more memory, and slower answers than with no
+ * cache at all (docs/benchmarks.md, Growth). So the keys seen once are remembered, oldest
+ * forgotten first, only as many as the cache holds answers of the recent mean size, and across
+ * version changes (popularity is not data).
  */
 
 export interface ResponseCacheOptions {

@@ -1,7 +1,7 @@
 /**
  * How every path is registered: GET (HEAD follows automatically) with its response schema and,
  * for operations, the API-key check; every other method on the same path answers 405.
- * The check order of decisions.md falls out of the layering: routing (404), the 405 route,
+ * The check order (docs/api.md#check-order) falls out of the layering: routing (404), the 405 route,
  * the `onRequest` key gate (401 for a bad key or address, 429 past the rate limit), then the
  * handler (chain, parameters, token; the response cache lives in handlers, after the gate).
  */

@@ -29,7 +29,7 @@ async function servedChains(config: Config, store: Store): Promise<string[]> {
 /**
  * SQLite page cache of the API's connection. The API reads pages the OS has cached anyway, and
  * 8 MiB holds the inner pages of a 10M-transfer store's trees; the default 32 MiB (sized for the
- * writer) added 35 MB to `serve`'s RSS under load and no speed (bench/growth.ts).
+ * writer) only added to `serve`'s memory under load, not its speed (docs/benchmarks.md, Growth).
  */
 const API_SQLITE_CACHE_KIB = 8 * 1024;
 

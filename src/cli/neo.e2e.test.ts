@@ -7,9 +7,9 @@
  *
  * What RPX shows: its NEP-5 metadata was never recorded, so the fake node answers `name`,
  * `symbol`, `decimals` and `totalSupply` as a node answers a contract without them (FAULT).
- * decisions.md's reading of missing metadata applies: `f` and `s` are `""`, `d` is `"0"`, the
- * supply is unknown (`t: null`, supply operations 404), and `i`/`o` are null because RPX was
- * deployed before the window.
+ * The reading of missing metadata in docs/api.md#neo-names applies: `f` and `s` are `""`, `d` is
+ * `"0"`, the supply is unknown (`t: null`, supply operations 404); and `i`/`o` are null because
+ * RPX was deployed before the window (docs/api.md#neo-categories-creation-time-and-creator).
  */
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';

@@ -1,7 +1,7 @@
 /**
  * The typed client against servers that are not tokenquery: a Tokenview-compatible server that
- * uses the freedoms the spec leaves (extra keys, `p` as text, a null `tokenInfo.h`), servers
- * that answer each error code of decisions.md, wrong servers (an HTML page, mistyped fields,
+ * uses the freedoms Tokenview's documentation leaves (extra keys, `p` as text, a null `tokenInfo.h`), servers
+ * that answer each error code of docs/api.md#errors, wrong servers (an HTML page, mistyped fields,
  * floats, redirects, huge bodies), and the transport (timeouts, aborts, refused connections).
  * Each is a small real HTTP server on 127.0.0.1; the requests it records show what the client
  * sends: exactly the contract's paths, `apikey` in the query and nowhere else.
@@ -80,14 +80,14 @@ const ok = (res: ServerResponse, data: unknown) => json(res, 200, { code: 1, msg
 const text = (res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8') =>
   res.writeHead(status, { 'content-type': type }).end(body);
 
-// ---- contract samples, written from the spec (token-query-service.md) ----
+// ---- contract samples, written from Tokenview's documented shapes ----
 
 const evmTokenInfo = { h: EVM, p: 'ETH', f: 'Tether USD', s: 'USDT', d: '6', t: '39823315877.775738' };
 const neoTokenInfo = {
   appendixData: null,
   pending: null,
   h: NEP5,
-  // The spec types `p` as "string or null"; tokenquery sends null, another server may not.
+  // Tokenview's documentation types `p` as "string or null"; tokenquery sends null, another server may not.
   p: 'NEO',
   f: 'Red Pulse Token',
   s: 'RPX',
@@ -198,7 +198,7 @@ const COMPATIBLE: Record<string, (res: ServerResponse) => void> = {
           holderCnt: 3,
           contract: null,
           circulationSupply: '1358371250',
-          // The spec: "for some entries tokenInfo.h is null".
+          // Tokenview's documentation: "for some entries tokenInfo.h is null".
           tokenInfo: { ...neoTokenInfo, h: null, t: '1358371250' },
         },
       ],
@@ -295,7 +295,7 @@ describe('typed client against a Tokenview-compatible server that is not tokenqu
 });
 
 describe('Tokenview error codes become typed errors', () => {
-  test('each code of decisions.md, on envelope and supply operations alike', async () => {
+  test('each code of docs/api.md#errors, on envelope and supply operations alike', async () => {
     const cases: [string, number, number, string, Record<string, string>?][] = [
       ['invalid-key', 401, 50003, 'invalid apikey'],
       ['rate', 429, 429, 'too many requests', { 'retry-after': '7', 'x-ratelimit-limit': '10' }],
@@ -304,7 +304,7 @@ describe('Tokenview error codes become typed errors', () => {
       ['nodata', 200, 404, '无数据'],
       ['notfound', 404, 404, 'not found'],
       ['busy', 500, 40001, 'server is busy'],
-      ['other', 200, 10002, 'a code decisions.md does not list'],
+      ['other', 200, 10002, 'a code docs/api.md does not list'],
     ];
     const stub = await startStub((_req, res, path) => {
       const c = cases.find(([name]) => path.includes(name))!;

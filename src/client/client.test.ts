@@ -55,7 +55,10 @@ after(async () => {
 const tokenOf = (address: string) => ETH_TOKENS.find((t) => t.address === address)!;
 const transfersOf = (address: string) => ETH_TRANSFERS.filter((t) => t.token === address);
 
-/** decisions.md: distinct addresses other than the zero address whose balance is above zero. */
+/**
+ * docs/api.md#transfer-and-holder-counts: distinct addresses other than the zero address whose
+ * balance is above zero.
+ */
 function holdersOf(address: string): number {
   const balances = new Map<string, bigint>();
   for (const t of transfersOf(address)) {
@@ -65,7 +68,10 @@ function holdersOf(address: string): number {
   return [...balances].filter(([holder, balance]) => holder !== ZERO_ADDRESS && balance > 0n).length;
 }
 
-/** Supplies as decisions.md writes them, by hand from the fixture's documented seed. */
+/**
+ * Supplies as docs/api.md#supply-bodies and #evm-supplies write them, by hand from the fixture's
+ * documented seed.
+ */
 const SUPPLY: Record<string, { total: string; max: string; circulating: string } | null> = {
   [USDC]: { total: '1.5', max: '1.5', circulating: '1.5' },
   [BIG]: { total: '1000000000', max: '2000000000', circulating: '900000000' },
@@ -240,7 +246,7 @@ describe('typed client, EVM family, against a running tokenquery', () => {
     const revocable = createTokenqueryClient({ baseUrl: fx.url, apiKey: key });
     assert.equal((await revocable.evm.tokenInfo({ chain: 'eth', address: USDC })).tokenHash, USDC);
     assert.ok(await fx.store.keys.revokeApiKey(id, Date.now()));
-    // Running servers refuse a revoked key within one second (decisions.md; the API's tests hold
+    // Running servers refuse a revoked key within one second (docs/api.md#key-handling; the API's tests hold
     // it to that); the slack here only keeps a loaded machine from failing this test.
     const deadline = Date.now() + 5000;
     for (;;) {

@@ -1,7 +1,7 @@
 /**
  * What the client throws. Every error is a {@link TokenqueryClientError}; the server's own
  * answers (Tokenview error envelopes) are {@link TokenqueryApiError}s with the envelope's
- * `code`, one subclass per code decisions.md lists, so callers can `instanceof` or switch on
+ * `code`, one subclass per code of docs/api.md#errors, so callers can `instanceof` or switch on
  * `code`. No message ever contains the API key: the client redacts it from anything a server
  * or the network layer could echo.
  */
@@ -32,7 +32,7 @@ export class TokenqueryClientError extends Error {
   }
 }
 
-/** Codes of the Tokenview error envelopes that decisions.md lists. */
+/** Codes of the Tokenview error envelopes (docs/api.md#errors). */
 export const TOKENVIEW_ERROR_CODES = {
   /** Bad parameter: page or size outside 1..50, malformed or upper-case address. HTTP 200. */
   invalidParameter: 10001,
@@ -67,7 +67,10 @@ export class TokenqueryApiError extends TokenqueryClientError {
   override name = 'TokenqueryApiError';
   /** The envelope's `code` (never 1). */
   readonly code: number;
-  /** HTTP status of the answer (decisions.md: 200 for most codes, 401, 404, 429, 500 for some). */
+  /**
+   * HTTP status of the answer (docs/api.md#error-codes-and-statuses: 200 for most codes, 401,
+   * 404, 429, 500 for some).
+   */
   readonly httpStatus: number;
 
   constructor(code: number, init: ApiErrorInit) {
@@ -127,7 +130,7 @@ export class InvalidApiKeyError extends TokenqueryApiError {
   declare readonly code: 50003;
 }
 
-/** Every API error with a code decisions.md lists, discriminated by `code` (404 by `httpStatus` too). */
+/** Every API error with a code of docs/api.md#errors, discriminated by `code` (404 by `httpStatus` too). */
 export type KnownApiError =
   | InvalidParameterError
   | ServerBusyError
@@ -137,7 +140,10 @@ export type KnownApiError =
   | UnsupportedCoinError
   | InvalidApiKeyError;
 
-/** The typed error for an envelope's code: a subclass for the codes decisions.md lists, the base class otherwise. */
+/**
+ * The typed error for an envelope's code: a subclass for the codes of docs/api.md#errors, the
+ * base class otherwise.
+ */
 export function apiErrorFor(
   code: number,
   init: ApiErrorInit & { retryAfterSeconds: number | null },

@@ -1,9 +1,10 @@
 /**
- * Result types of the 13 operations, exactly as the contract's JSON carries them
- * (token-query-service.md completed by decisions.md): the same keys, the same JSON types, keys the
- * contract shows as `null` present as `null`. Amounts stay text: `value` is the raw integer amount
- * in the token's smallest unit, `t`, `circulationSupply` and the supply bodies are decimal-adjusted
- * amounts in whole-token units. Convert with `BigInt(value)`, never with `Number`.
+ * Result types of the 13 operations, exactly as the contract's JSON carries them (docs/api.md:
+ * #json-types, and each operation under #evm-family and #neo-family): the same keys, the same JSON
+ * types, keys the contract shows as `null` present as `null`. Amounts stay text: `value` is the
+ * raw integer amount in the token's smallest unit, `t`, `circulationSupply` and the supply bodies
+ * are decimal-adjusted amounts in whole-token units. Convert with `BigInt(value)`, never with
+ * `Number`.
  */
 
 /** Chains of the EVM family. */
@@ -154,7 +155,10 @@ export interface NeoAssetSummary {
   tokenInfo: NeoAssetTokenInfo;
 }
 
-/** One entry of Assets (Token) List On Chain. The spec allows `tokenInfo.h` null for some entries. */
+/**
+ * One entry of Assets (Token) List On Chain. Tokenview's documentation allows `tokenInfo.h` null
+ * for some entries.
+ */
 export interface NeoAssetListEntry {
   appendixData: null;
   pending: null;

@@ -5,7 +5,7 @@
  * (extra keys a server adds pass through untouched) typed as the contract says.
  *
  * Strict where the contract is exact (JSON types, amounts as exact decimal text, keys shown as
- * `null`); lenient only where the spec itself allows more (see `types.ts`).
+ * `null`); lenient only where Tokenview's documentation allows more (see `types.ts`).
  */
 import type {
   EvmTokenPage,
@@ -216,7 +216,7 @@ export const neoAssetPage: Check<NeoAssetPage> = object({
       holderCnt: integer,
       contract: nullOnly,
       circulationSupply: nullable(decimalText),
-      // The spec: "for some entries tokenInfo.h is null".
+      // Tokenview's documentation: "for some entries tokenInfo.h is null".
       tokenInfo: object({ ...neoTokenInfoFields, h: nullable(string) }),
     }),
   ),

@@ -135,7 +135,8 @@ describe('NEO indexer over the window around block 1444843', () => {
       assert.equal(rpx?.createdAt, null);
       assert.equal(rpx?.creator, null);
 
-      // Assets: names decisions.md gives, supplies from the (recorded / synthetic) asset states.
+      // Assets: names as docs/api.md#neo-names gives them, supplies from the (recorded /
+      // synthetic) asset states.
       const neo = await indexer.store.neo.getNeoToken('neo', NEO_ASSET_ID);
       assert.equal(neo?.name, 'NEO');
       assert.equal(neo?.symbol, 'NEO');

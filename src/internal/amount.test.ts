@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { formatUnits, hexToBigInt, MAX_UINT256 } from './amount.js';
 
 describe('formatUnits', () => {
-  test('examples from decisions.md', () => {
+  test('examples from docs/api.md#amounts', () => {
     assert.equal(formatUnits(1_000_000_000_000_000_000_000_000_000n, 18), '1000000000');
     assert.equal(formatUnits(1_500_000n, 6), '1.5');
   });

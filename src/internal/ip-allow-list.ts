@@ -4,8 +4,8 @@
  *
  * Every address is held as eight 16-bit groups; an IPv4 address is its IPv4-mapped IPv6 form
  * (`::ffff:a.b.c.d`), so one comparison serves both families and a dual-stack socket's
- * `::ffff:10.0.0.1` matches `10.0.0.0/8`. (`net.BlockList` does the same but costs ~4 µs per
- * check, because it parses the address into a native object each time; this is ~0.1 µs.)
+ * `::ffff:10.0.0.1` matches `10.0.0.0/8`. (`net.BlockList` does the same but is slower: it parses
+ * the address into a native object on every check.)
  */
 import { UserError } from './errors.js';
 

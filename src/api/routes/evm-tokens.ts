@@ -1,7 +1,7 @@
 /**
  * EVM family: Token Info, Token Transaction List and Token List on Chain.
  * Handlers run after routing and the key check; they check the chain, then the parameters,
- * then that the token exists, in that order (decisions.md, "Errors").
+ * then that the token exists, in that order (docs/api.md#check-order).
  */
 import type { FastifyInstance } from 'fastify';
 import type { TokenRecord } from '../../store/types.js';

@@ -6,8 +6,8 @@
  * (`/vipapi/token/neo/...`), as Tokenview's sample request writes it.
  *
  * Handlers run after routing and the key check; they check the chain, then the parameters,
- * then that the token exists (decisions.md, "Errors"). Token hashes and asset ids are accepted
- * by every operation that takes a token address.
+ * then that the token exists (docs/api.md#check-order). Token hashes and asset ids are accepted
+ * by every operation that takes a token address (docs/api.md#neo-hashes).
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { formatUnits } from '../../internal/amount.js';

@@ -396,7 +396,7 @@ describe('evm source: token metadata from recorded eth_call answers', () => {
     ],
   ];
   for (const [name, load, expectedFile, address] of sets) {
-    test(`${name} reads as ethereum-etl and decisions.md expect`, async () => {
+    test(`${name} reads as ethereum-etl and docs/api.md#evm-token-metadata expect`, async () => {
       const [expected] = loadExpectedTokens(expectedFile);
       await withSource(load(), async (source, node) => {
         const [meta] = await source.readTokenMetadata([address.toUpperCase().replace('0X', '0x')]);

@@ -2,9 +2,8 @@
  * One JSON-RPC POST over `node:http`/`node:https` with a keep-alive agent.
  *
  * The global `fetch` (undici) was the first choice, but a backfill reads megabytes of
- * `eth_getLogs` answers per second, and undici's web streams cost there: measured on 3 MB answers
- * from a local anvil, `node:http` used 40 % less client CPU for the same bytes (280 against
- * 460 ms per 116 MB).
+ * `eth_getLogs` answers per second, and undici's web streams cost client CPU there that
+ * `node:http` does not (docs/benchmarks.md, "Where the time goes", change 8).
  */
 import http from 'node:http';
 import https from 'node:https';

@@ -16,8 +16,9 @@ const CONTRACT_HASH = /^(?:0x)?[0-9a-fA-F]{40}$/;
 
 /*
  * The same few addresses (exchanges, the miners, popular contracts) recur in nearly every block,
- * and checking one costs two SHA-256 runs and a base58 conversion: a tenth of the NEO indexer's
- * time before these memos. Both are bounded: past the limit they simply start over.
+ * and checking one costs two SHA-256 runs and a base58 conversion, a large share of the NEO
+ * indexer's time before these memos (docs/benchmarks.md, "Reading of the NEO runs"). Both are
+ * bounded: past the limit they simply start over.
  */
 const MEMO_LIMIT = 100_000;
 const knownAddresses = new Set<string>();

@@ -1,7 +1,7 @@
 /**
  * NEP-5 transfers from `getapplicationlog` answers (neo-cli's ApplicationLogs plugin).
  *
- * What counts (decisions.md): notifications of executions with trigger `Application` whose VM
+ * What counts (docs/api.md#nep-5-transfers): notifications of executions with trigger `Application` whose VM
  * state has no FAULT, whose state is a 4-item Array (`"transfer"`, from, to, amount), with
  * 20-byte or empty addresses and a non-negative amount given as an Integer or as a
  * little-endian two's-complement ByteArray. Anything else is some other event: skipped.

@@ -5,7 +5,7 @@
  * - Block and transaction hashes, asset ids: `0x` + 64 lower-case hex.
  * - Contract (NEP-5 token) hashes: `0x` + 40 lower-case hex, big-endian as RPC shows them.
  * - Account addresses: base58 (`A…`). The empty string stands for "no address": the `from`
- *   of a mint and the `to` of a burn (decisions.md).
+ *   of a mint and the `to` of a burn (docs/api.md#nep-5-transfers).
  * - UTXO values are exact Fixed8 units (10^-8) as `bigint`; NEP-5 amounts are raw `bigint`.
  */
 import type { TransferRecord } from '../../internal/records.js';
@@ -77,7 +77,8 @@ export interface NeoTransaction {
   netFee: bigint;
   witnesses: NeoWitness[];
   /**
-   * Address of the first witness's verification script: decisions.md's owner of a deployment.
+   * Address of the first witness's verification script: the owner of a deployment
+   * (docs/api.md#neo-contract-records).
    * Null when there is no witness or its verification script is empty.
    */
   firstWitnessAddress: string | null;

@@ -5,10 +5,11 @@
  * `spentOutputs`) and resolves inputs from it; outputs created before its start block come
  * from the node (`NeoSource.resolveOutputs`).
  *
- * What counts as a transfer (decisions.md): per asset, one transfer per (sender, recipient)
- * pair, change back to a sender excluded. Senders are the owners of the inputs of that asset;
- * recipients the owners of its outputs. Outputs with no input of their asset behind them
- * (GAS claims, the block's MinerTransaction fees, an IssueTransaction) are mints: from `""`.
+ * What counts as a transfer (docs/api.md#neo-global-asset-transfers): per asset, one transfer
+ * per (sender, recipient) pair, change back to a sender excluded. Senders are the owners of the
+ * inputs of that asset; recipients the owners of its outputs. Outputs with no input of their
+ * asset behind them (GAS claims, the block's MinerTransaction fees, an IssueTransaction) are
+ * mints: from `""`.
  */
 import type { TransferRecord } from '../../internal/records.js';
 import { fixed8ToAssetUnits } from './fixed8.js';
