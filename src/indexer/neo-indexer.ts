@@ -112,7 +112,6 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
     everyBlocks: options.supplyRefreshBlocks ?? 1000,
     read: readSupplies,
   });
-  const kickSupplyRefresh = supply.kick;
 
   async function readSupplies(addresses: string[], atBlock: number): Promise<SupplyUpdate[]> {
     const updates: SupplyUpdate[] = [];
@@ -350,7 +349,7 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
     const mints =
       batch.transfers.some((t) => t.from === '' || t.to === '') ||
       batch.neo.assetTransfers.some((t) => t.from === '');
-    if (batch.tokens.length > 0 || mints) kickSupplyRefresh();
+    if (batch.tokens.length > 0 || mints) supply.kick();
   }
 
   /** Indexes `next..target`: ranges fetched `concurrency` at a time, prepared in order, each committing while the next is prepared. */

@@ -61,8 +61,7 @@ async function runChain(chain: ChainConfig, writer: StoreWriter, options: RunInd
     signal: options.signal,
     ...(options.tty === undefined ? {} : { tty: options.tty }),
   });
-  if (indexer.reportRetriedFault !== undefined)
-    reportFault = (message) => indexer.reportRetriedFault?.(message);
+  reportFault = indexer.reportRetriedFault;
   await indexer.run();
 }
 
