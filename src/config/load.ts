@@ -1,4 +1,4 @@
-import { ALL_CHAINS, type ChainName, isChainName } from '../internal/chains.js';
+import { ALL_CHAINS, type ChainName, familyOf, isChainName } from '../internal/chains.js';
 import { redactUrls, UserError } from '../internal/errors.js';
 import type { LogLevel } from '../internal/logger.js';
 import { type ApiLimitOptions, loadApiLimits } from './api-limits.js';
@@ -165,8 +165,11 @@ function rpcUrl({ value, from }: Sourced, chain: ChainName): string {
 }
 
 function wsUrl({ value, from }: Sourced, chain: ChainName): string {
-  if (chain === 'neo') {
-    throw new UserError(`${from}: NEO nodes have no eth_subscribe; neo is followed by polling`);
+  const family = familyOf(chain);
+  if (!family.websocketHeads) {
+    throw new UserError(
+      `${from}: ${family.label} nodes have no eth_subscribe; ${chain} is followed by polling`,
+    );
   }
   let url: URL;
   try {

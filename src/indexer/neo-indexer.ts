@@ -23,7 +23,7 @@ import {
   outputKey,
 } from '../chains/neo/utxo.js';
 import type { ChainConfig } from '../config/types.js';
-import { backoffDelay, type Settled, settle, sleep } from '../internal/async.js';
+import { type Settled, settle } from '../internal/async.js';
 import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type {
@@ -35,8 +35,9 @@ import type {
   TokenMetadata,
   TransferRecord,
 } from '../store/types.js';
+import { createChainStatusReport, runIndexerLoop } from './loop.js';
 import { progressForCatchUp } from './progress.js';
-import { createSingleFlight } from './single-flight.js';
+import { createSupplyRefresh } from './supply-refresh.js';
 
 export interface NeoIndexerOptions {
   chain: ChainConfig;
@@ -89,79 +90,57 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
   const logger = options.logger.child({ component: 'indexer', chain: name });
   const rangeBlocks = Math.max(1, options.rangeBlocks ?? 100);
   const concurrency = Math.max(1, options.concurrency ?? 2);
-  const supplyRefreshBlocks = options.supplyRefreshBlocks ?? 1000;
 
   /** Next block to index. */
   let next = chain.fromBlock;
   /** Hash of `next - 1` when known: the `previousHash` the next block must carry. */
   let tipHash: string | null = null;
-  let headSeen = 0;
-  let lastErrorRecorded: string | null = null;
-  let lastPeriodicRefresh = 0;
   let discontinuities = 0;
+  const status = createChainStatusReport(store, name);
   /** Tokens and assets the store has committed (their metadata need not be sent again). */
   const committed = new Set<string>();
   /** Metadata read from the node, kept until the token is committed (a failed commit is retried). */
   const nep5Metadata = new Map<string, TokenMetadata>();
   const assets = new Map<string, AssetFacts>();
 
-  // ---- supply refresh: single-flight, kicked after commits, never blocks indexing ----
-  const kickSupplyRefresh = createSingleFlight({
-    run: refreshSupplies,
-    signal,
-    logger,
-    what: 'supply refresh',
-  }).kick;
-
   /** NEP-5: `totalSupply()`; assets: `available` and `amount` of the asset state. Node's current state. */
-  async function refreshSupplies(): Promise<void> {
-    for (;;) {
-      if (signal.aborted) return;
-      const checkpoint = await store.getCheckpoint(name);
-      if (!checkpoint) return;
-      const addresses = await store.tokensNeedingSupply(name, checkpoint.block - supplyRefreshBlocks, 100);
-      if (addresses.length === 0) return;
-      const updates: SupplyUpdate[] = [];
-      const nep5 = addresses.filter((a) => a.length === 42);
-      for (const metadata of await source.readNep5Metadata(nep5)) {
-        updates.push({
-          address: metadata.hash,
-          totalSupply: metadata.totalSupply,
-          cap: null,
-          burnedBalance: null,
-          atBlock: checkpoint.block,
-        });
-      }
-      for (const id of addresses.filter((a) => a.length !== 42)) {
-        const state = await source.getAssetState(id);
-        const precision = state?.precision ?? 0;
-        updates.push({
-          address: id,
-          totalSupply: state === null ? null : fixed8ToAssetUnits(state.available, precision),
-          // An unlimited asset has no cap: its max supply is its total supply.
-          cap: state === null || state.amount === null ? null : fixed8ToAssetUnits(state.amount, precision),
-          burnedBalance: null,
-          atBlock: checkpoint.block,
-        });
-      }
-      await store.updateSupplies(name, updates);
+  const supply = createSupplyRefresh({
+    chain: name,
+    store,
+    logger,
+    signal,
+    everyBlocks: options.supplyRefreshBlocks ?? 1000,
+    read: readSupplies,
+  });
+
+  async function readSupplies(addresses: string[], atBlock: number): Promise<SupplyUpdate[]> {
+    const updates: SupplyUpdate[] = [];
+    const nep5 = addresses.filter((a) => a.length === 42);
+    for (const metadata of await source.readNep5Metadata(nep5)) {
+      updates.push({
+        address: metadata.hash,
+        totalSupply: metadata.totalSupply,
+        cap: null,
+        burnedBalance: null,
+        atBlock,
+      });
     }
+    for (const id of addresses.filter((a) => a.length !== 42)) {
+      const state = await source.getAssetState(id);
+      const precision = state?.precision ?? 0;
+      updates.push({
+        address: id,
+        totalSupply: state === null ? null : fixed8ToAssetUnits(state.available, precision),
+        // An unlimited asset has no cap: its max supply is its total supply.
+        cap: state === null || state.amount === null ? null : fixed8ToAssetUnits(state.amount, precision),
+        burnedBalance: null,
+        atBlock,
+      });
+    }
+    return updates;
   }
 
   // ---- helpers ----
-  async function noteHead(head: number): Promise<void> {
-    if (head > headSeen) {
-      headSeen = head;
-      await store.setChainStatus(name, { head });
-    }
-  }
-
-  async function recordError(message: string | null): Promise<void> {
-    if (message === lastErrorRecorded) return;
-    lastErrorRecorded = message;
-    await store.setChainStatus(name, { lastError: message });
-  }
-
   /** True when the store already holds `address` as a token (remembered once seen). */
   async function isCommitted(address: string): Promise<boolean> {
     if (committed.has(address)) return true;
@@ -346,7 +325,7 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
         transfers: nep5,
         tokens,
         blocks: [],
-        head: Math.max(headSeen, last.index),
+        head: Math.max(status.headSeen, last.index),
         // No reorgs: nothing is kept for rollbacks.
         pruneBlocksBelow: last.index + 1,
         neo: { assetTransfers, outputsCreated, outputsSpent, deployments, assets: assetInfo },
@@ -359,7 +338,7 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
 
   async function commit(range: PreparedRange): Promise<void> {
     const { batch } = range;
-    await store.applyBatch({ ...batch, head: Math.max(headSeen, batch.toBlock) });
+    await store.applyBatch({ ...batch, head: Math.max(status.headSeen, batch.toBlock) });
     for (const token of batch.tokens) {
       committed.add(token.address);
       nep5Metadata.delete(token.address);
@@ -370,7 +349,7 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
     const mints =
       batch.transfers.some((t) => t.from === '' || t.to === '') ||
       batch.neo.assetTransfers.some((t) => t.from === '');
-    if (batch.tokens.length > 0 || mints) kickSupplyRefresh();
+    if (batch.tokens.length > 0 || mints) supply.kick();
   }
 
   /** Indexes `next..target`: ranges fetched `concurrency` at a time, prepared in order, each committing while the next is prepared. */
@@ -445,63 +424,39 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
 
   async function step(): Promise<'busy' | 'idle'> {
     const head = (await source.getBlockCount()) - 1;
-    await noteHead(head);
+    status.seen(head);
+    await status.writeHead();
     if (next <= head) {
       await catchUp(head);
       return 'busy';
     }
-    if (Date.now() - lastPeriodicRefresh > 10_000) {
-      lastPeriodicRefresh = Date.now();
-      kickSupplyRefresh();
-    }
+    supply.kickIfDue();
     return 'idle';
   }
 
   return {
-    async run() {
-      const checkpoint = await store.getCheckpoint(name);
-      if (checkpoint) {
-        next = checkpoint.block + 1;
-        tipHash = checkpoint.hash;
-        if (chain.fromBlock > next) {
-          logger.warn(
-            { checkpoint: checkpoint.block, fromBlock: chain.fromBlock },
-            '--from-block is ignored: the store already holds this chain; resuming from its checkpoint',
-          );
-        }
-      }
-      // Fails at once on a store without NEO support, before anything is written.
-      await store.getNeoToken(name, NEO_ASSET_ID);
-      const status = await store.getChainStatus(name);
-      headSeen = status?.head ?? 0;
-      logger.info({ next }, 'indexer starting');
-      kickSupplyRefresh();
-
-      let failures = 0;
-      while (!signal.aborted) {
-        try {
-          const state = await step();
-          failures = 0;
-          await recordError(null);
-          if (state === 'idle') await sleep(chain.pollIntervalMs, signal);
-        } catch (error) {
-          if (signal.aborted) break;
-          const fatal = asFatal(error);
-          if (fatal !== null) {
-            logger.error({ err: fatal.shortMessage }, 'indexer stopped');
-            await recordError(fatal.shortMessage).catch(() => {});
-            throw fatal;
-          }
-          failures++;
-          const message = errorMessage(error);
-          const delay = backoffDelay(failures, 500, 30_000);
-          logger.warn({ err: message, retryInMs: Math.round(delay) }, 'indexing step failed; retrying');
-          await recordError(message).catch(() => {});
-          await sleep(delay, signal);
-        }
-      }
-      logger.info({ next }, 'indexer stopped');
-    },
+    run: () =>
+      runIndexerLoop({
+        chain,
+        store,
+        logger,
+        signal,
+        status,
+        supply,
+        steps: {
+          async resume(checkpoint) {
+            if (checkpoint) {
+              next = checkpoint.block + 1;
+              tipHash = checkpoint.hash;
+            }
+            // Fails at once on a store without NEO support, before anything is written.
+            await store.getNeoToken(name, NEO_ASSET_ID);
+          },
+          next: () => next,
+          step,
+          asFatal,
+        },
+      }),
   };
 
   /** The errors retrying cannot cure, as FatalIndexerError; null for the others. */

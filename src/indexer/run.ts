@@ -1,16 +1,10 @@
-import { createNewHeadsNotifier } from '../chains/evm/new-heads.js';
-import { createEvmSource } from '../chains/evm/source.js';
-import { RpcResponseError } from '../chains/jsonrpc/errors.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
-import { createNeoSource } from '../chains/neo/source.js';
 import type { ChainConfig } from '../config/types.js';
-import { errorMessage, UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { RpcMetrics } from '../internal/rpc-metrics.js';
 import type { Store, StoreWriter, WriterRole } from '../store/types.js';
 import { runAsElectedWriter } from './elected.js';
-import { createEvmIndexer } from './evm-indexer.js';
-import { createNeoIndexer } from './neo-indexer.js';
+import { indexerFamilyOf } from './families.js';
 
 export interface RunIndexersOptions {
   chains: readonly ChainConfig[];
@@ -59,43 +53,16 @@ async function runChain(chain: ChainConfig, writer: StoreWriter, options: RunInd
     onPersistentFault: ({ method, reason }) => reportFault?.(`${method}: ${reason}`),
     ...(options.rpcMetrics === undefined ? {} : { observe: options.rpcMetrics.forChain(chain.name) }),
   });
-  if (chain.name === 'neo') {
-    const indexer = createNeoIndexer({
-      chain,
-      source: createNeoSource({ rpc, logger: options.logger }),
-      store: writer,
-      logger: options.logger,
-      signal: options.signal,
-      ...(options.tty === undefined ? {} : { tty: options.tty }),
-    });
-    await indexer.run();
-    return;
-  }
-  const source = createEvmSource({ rpc, logger: options.logger });
-  const heads =
-    chain.wsUrl === undefined
-      ? undefined
-      : createNewHeadsNotifier({
-          url: chain.wsUrl,
-          logger: options.logger.child({ chain: chain.name }),
-          signal: options.signal,
-        });
-  const indexer = createEvmIndexer({
+  const indexer = indexerFamilyOf(chain).createIndexer({
     chain,
-    source,
+    rpc,
     store: writer,
     logger: options.logger,
     signal: options.signal,
     ...(options.tty === undefined ? {} : { tty: options.tty }),
-    ...(heads === undefined ? {} : { heads }),
   });
-  reportFault = (message) => indexer.reportRetriedFault(message);
-  try {
-    await indexer.run();
-  } finally {
-    // A chain stopped by a fatal error keeps no socket open (the others go on).
-    heads?.close();
-  }
+  reportFault = indexer.reportRetriedFault;
+  await indexer.run();
 }
 
 /**
@@ -113,33 +80,6 @@ export async function checkNodes(chains: readonly ChainConfig[], logger: Logger)
       maxRetries: 4,
       retryBaseMs: 100,
     });
-    if (chain.name === 'neo') {
-      await checkNeoNode(rpc);
-      continue;
-    }
-    try {
-      await rpc.request<string>('eth_blockNumber', []);
-    } catch (error) {
-      throw new UserError(`the ${chain.name} node does not answer JSON-RPC: ${errorMessage(error)}`);
-    }
-  }
-}
-
-/** A NEO 2.x node must answer `getblockcount` and have the ApplicationLogs plugin (`getapplicationlog`). */
-async function checkNeoNode(rpc: ReturnType<typeof createRpcClient>): Promise<void> {
-  try {
-    await rpc.request<number>('getblockcount', []);
-  } catch (error) {
-    throw new UserError(`the neo node does not answer JSON-RPC: ${errorMessage(error)}`);
-  }
-  try {
-    // Any transaction id will do: a node with the plugin answers "Unknown transaction".
-    await rpc.request('getapplicationlog', ['0'.repeat(64)]);
-  } catch (error) {
-    if (error instanceof RpcResponseError && error.code === -32601) {
-      throw new UserError(
-        "the neo node has no getapplicationlog method: NEO indexing needs neo-cli's ApplicationLogs plugin",
-      );
-    }
+    await indexerFamilyOf(chain).checkNode(chain, rpc);
   }
 }

@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatUnits } from '../../internal/amount.js';
+import { familyOf } from '../../internal/chains.js';
 import { errorMessage } from '../../internal/errors.js';
 import type { TokenRecord, TransferRecord } from '../../store/types.js';
 import type { ChainFigures, ChainProgressTracker } from '../chain-progress.js';
@@ -205,7 +206,7 @@ async function buildData(ctx: RouteContext, progress: ChainProgressTracker): Pro
   const lists = await Promise.all(
     chains.map(async ({ chain }) => {
       const page =
-        chain === 'neo'
+        familyOf(chain)?.name === 'neo'
           ? await ctx.store.neo.listNeoTokens(chain, 0, DASHBOARD_TOP_TOKENS)
           : await ctx.store.reader.listTokens(chain, 0, DASHBOARD_TOP_TOKENS);
       const tokens: DashboardToken[] = page.tokens.map((t) => ({

@@ -1,0 +1,59 @@
+import type { Logger } from '../internal/logger.js';
+import type { StoreWriter, SupplyUpdate } from '../store/types.js';
+import { createSingleFlight } from './single-flight.js';
+
+/** How often a chain's supplies are looked over even when no batch asks for it. */
+const PERIODIC_REFRESH_MS = 10_000;
+
+/**
+ * A chain's supply refresh: single-flight, kicked after commits, never blocks indexing. Each
+ * round re-reads the tokens whose supply was read more than `everyBlocks` before the checkpoint
+ * (and any mark a failed read or a rollback left), at the checkpoint's block.
+ */
+export interface SupplyRefresh {
+  /** Starts a refresh, or asks the one in flight to go round once more. */
+  kick(): void;
+  /** Kicks unless the last periodic kick was less than 10 s ago (a chain that never idles must still get one). */
+  kickIfDue(): void;
+  /** Runs `fn` with the refresh held: no supply read may start or be recorded meanwhile (see SingleFlight.hold). */
+  hold<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+export interface SupplyRefreshOptions {
+  chain: string;
+  store: StoreWriter;
+  logger: Logger;
+  signal: AbortSignal;
+  /** Re-read every token's supply at least this often, in blocks. */
+  everyBlocks: number;
+  /** The family's supply reads: the updates of `addresses`, recorded as read at `atBlock`. */
+  read(addresses: string[], atBlock: number): Promise<SupplyUpdate[]>;
+}
+
+export function createSupplyRefresh(options: SupplyRefreshOptions): SupplyRefresh {
+  const { chain, store, signal, everyBlocks, read } = options;
+  let lastPeriodicKick = 0;
+  const flight = createSingleFlight({ run: refresh, signal, logger: options.logger, what: 'supply refresh' });
+
+  async function refresh(): Promise<void> {
+    for (;;) {
+      if (signal.aborted || flight.held) return;
+      const checkpoint = await store.getCheckpoint(chain);
+      if (!checkpoint) return;
+      const addresses = await store.tokensNeedingSupply(chain, checkpoint.block - everyBlocks, 100);
+      if (addresses.length === 0) return;
+      await store.updateSupplies(chain, await read(addresses, checkpoint.block));
+    }
+  }
+
+  return {
+    kick: flight.kick,
+    kickIfDue() {
+      if (Date.now() - lastPeriodicKick > PERIODIC_REFRESH_MS) {
+        lastPeriodicKick = Date.now();
+        flight.kick();
+      }
+    },
+    hold: (fn) => flight.hold(fn),
+  };
+}
