@@ -1,4 +1,6 @@
-/** Store contract suite: API keys: create, find, revoke, and their limits. */
+/**
+ * The store contract suite, API keys: create, find, revoke, and their limits.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ApiKeyRecord } from '../types.js';

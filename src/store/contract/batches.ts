@@ -1,11 +1,13 @@
-/** Store contract suite: An empty store, applying batches (balances, holders, counts, checkpoints) and block refs. */
+/**
+ * The store contract suite, applying batches: an empty store, balances, holders and counts,
+ * checkpoints, rejected batches, and block refs.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../../internal/amount.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { batch, blockHash, blockRefs, moves, tokenMetadata, transferRecord } from '../testing/batches.js';
-import type { ContractContext } from './fixtures.js';
-import { H1, H2, H3, snapshot, T1, T2 } from './fixtures.js';
+import { type ContractContext, H1, H2, H3, snapshot, T1, T2 } from './fixtures.js';
 
 export function runBatchCases({ withStore }: ContractContext): void {
   describe('empty store', () => {

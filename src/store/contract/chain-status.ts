@@ -1,9 +1,10 @@
-/** Store contract suite: Chain status (head, indexed block, last error) and chain activity. */
+/**
+ * The store contract suite, chain status (head, indexed block, last error) and chain activity.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { batch, blockHash, moves, neoPart, tokenMetadata, transferRecord } from '../testing/batches.js';
-import type { ContractContext } from './fixtures.js';
-import { H1, H2, H3, T1, T2 } from './fixtures.js';
+import { type ContractContext, H1, H2, H3, T1, T2 } from './fixtures.js';
 
 export function runChainStatusCases({ withStore }: ContractContext): void {
   describe('chain status', () => {

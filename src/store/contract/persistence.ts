@@ -1,10 +1,11 @@
-/** Store contract suite: Persistence: data survives close and reopen. */
+/**
+ * The store contract suite, persistence: data survives close and reopen.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../../internal/amount.js';
 import { batch, blockRefs } from '../testing/batches.js';
-import type { ContractContext } from './fixtures.js';
-import { applyAll, batchesOf, randomHistory, snapshot } from './fixtures.js';
+import { applyAll, batchesOf, type ContractContext, randomHistory, snapshot } from './fixtures.js';
 
 export function runPersistenceCases({ withStore }: ContractContext): void {
   describe('persistence', () => {

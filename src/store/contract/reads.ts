@@ -1,12 +1,14 @@
-/** Store contract suite: Reads: the transfer list and its paging, whole-history scans, the token list and its order. */
+/**
+ * The store contract suite, reads: the transfer list and its paging, whole-history scans, and
+ * the token list and its order.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { seededRandom as random } from '../../internal/random.js';
 import { batch, holder, moves, transferRecord } from '../testing/batches.js';
 import type { TransferRecord } from '../types.js';
-import type { ContractContext } from './fixtures.js';
-import { H1, H2, H3, T1, T2, T3, T4, T5 } from './fixtures.js';
+import { type ContractContext, H1, H2, H3, T1, T2, T3, T4, T5 } from './fixtures.js';
 
 export function runReadCases({ withStore }: ContractContext): void {
   describe('transfer list', () => {

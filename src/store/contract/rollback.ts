@@ -1,10 +1,24 @@
-/** Store contract suite: Rollbacks: undoing blocks equals never applying them; what a rollback reports, keeps and refuses. */
+/**
+ * The store contract suite, rollbacks: undoing blocks equals never applying them; what a
+ * rollback reports, keeps and refuses.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { batch, blockHash, hash32, moves } from '../testing/batches.js';
-import type { ContractContext } from './fixtures.js';
-import { applyAll, batchesOf, H1, H2, H3, randomHistory, snapshot, T1, T2, T3 } from './fixtures.js';
+import {
+  applyAll,
+  batchesOf,
+  type ContractContext,
+  H1,
+  H2,
+  H3,
+  randomHistory,
+  snapshot,
+  T1,
+  T2,
+  T3,
+} from './fixtures.js';
 
 export function runRollbackCases({ withStore, open }: ContractContext): void {
   describe('rollback', () => {

@@ -1,11 +1,12 @@
-/** Store contract suite: Starting balances of a late start (`IndexBatch.seeds`). */
+/**
+ * The store contract suite, starting balances of a late start (`IndexBatch.seeds`).
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../../internal/amount.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { batch, blockHash, holder, moves, seeded, transferRecord } from '../testing/batches.js';
-import type { ContractContext } from './fixtures.js';
-import { H1, H2, H3, T1, T2 } from './fixtures.js';
+import { type ContractContext, H1, H2, H3, T1, T2 } from './fixtures.js';
 
 export function runSeedCases({ withStore }: ContractContext): void {
   describe('starting balances of a late start', () => {

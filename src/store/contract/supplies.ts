@@ -1,10 +1,11 @@
-/** Store contract suite: Supplies: which tokens need a supply read, and what a read records. */
+/**
+ * The store contract suite, supplies: which tokens need a supply read, and what a read records.
+ */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { batch, moves } from '../testing/batches.js';
-import type { ContractContext } from './fixtures.js';
-import { H1, H2, T1, T2, T3, T4, T5 } from './fixtures.js';
+import { type ContractContext, H1, H2, T1, T2, T3, T4, T5 } from './fixtures.js';
 
 export function runSupplyCases({ withStore }: ContractContext): void {
   describe('supplies', () => {
