@@ -12,6 +12,7 @@ import { after, describe, test } from 'node:test';
 import pino from 'pino';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { hash32, indexBatch, tokenMetadata, transferRecord } from '../store/testing/batches.js';
 import type { IndexBatch, TransferRecord } from '../store/types.js';
 import { type ChainProgressTracker, createChainProgressTracker } from './chain-progress.js';
 
@@ -24,33 +25,31 @@ const A = `0x${'a1'.repeat(20)}`;
 const B = `0x${'b2'.repeat(20)}`;
 
 function transfers(block: number, n: number): TransferRecord[] {
-  return Array.from({ length: n }, (_, i) => ({
-    token: TOKEN,
-    blockNumber: block,
-    logIndex: i,
-    txIndex: i,
-    txHash: `0x${(block * 1000 + i).toString(16).padStart(64, '0')}`,
-    from: A,
-    to: B,
-    value: 1n,
-    time: 1_700_000_000 + block,
-  }));
+  return Array.from({ length: n }, (_, i) =>
+    transferRecord({
+      token: TOKEN,
+      blockNumber: block,
+      logIndex: i,
+      txIndex: i,
+      txHash: hash32(block * 1000 + i),
+      from: A,
+      to: B,
+      time: 1_700_000_000 + block,
+    }),
+  );
 }
 
 function batch(from: number, to: number, count: number, head = to + 2): IndexBatch {
-  return {
-    chain: 'eth',
+  return indexBatch({
     fromBlock: from,
     toBlock: to,
-    toBlockHash: `0x${to.toString(16).padStart(64, '0')}`,
+    toBlockHash: hash32(to),
     transfers: count === 0 ? [] : transfers(to, count),
-    tokens: [{ address: TOKEN, name: 'Token', symbol: 'TKN', decimals: 0 }],
-    blocks: [
-      { number: to, hash: `0x${to.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}` },
-    ],
+    tokens: [tokenMetadata(TOKEN, { name: 'Token', symbol: 'TKN', decimals: 0 })],
+    blocks: [{ number: to, hash: hash32(to), parentHash: hash32(0) }],
     head,
     pruneBlocksBelow: to - 5,
-  };
+  });
 }
 
 async function setup(options: { keepMs?: number } = {}) {

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import Fastify from 'fastify';
+import { indexBatch, neoPart, transferRecord, hash32 as txid } from '../store/testing/batches.js';
 import type { Store, TransferRecord } from '../store/types.js';
 import { tokenPageSchema, tokenSummarySchema, transferListSchema } from './evm-views.js';
 import {
@@ -48,55 +49,54 @@ const GAS = '0x602c79718b16e442de58778e148d0b1084e3b2dffd5de6b7b16cee7969282de7'
 const A1 = 'AQVh2pG732YvtNaxEGkQUei3YA4cvo7d2i';
 const A2 = 'Abf2qMs1pzQb8kYk9RuxtUb9jtRKJVuBJt';
 const FIXED8 = 100_000_000n;
-const txid = (n: number): string => `0x${n.toString(16).padStart(64, '0')}`;
 
 async function seedNeo(store: Store): Promise<void> {
-  const transfer = (token: string, block: number, to: string, value: bigint): TransferRecord => ({
-    token,
-    blockNumber: block,
-    logIndex: 0,
-    txIndex: 0,
-    txHash: txid(block),
-    from: '',
-    to,
-    value,
-    time: 1_500_000_000 + block * 15,
-  });
-  await store.writer.applyBatch({
-    chain: 'neo',
-    fromBlock: 1,
-    toBlock: 20,
-    toBlockHash: txid(0xb10c),
-    transfers: [transfer(RPX, 5, A1, 10n * FIXED8)],
-    tokens: [
-      { address: RPX, name: 'Red Pulse Token', symbol: 'RPX', decimals: 8 },
-      { address: GAS, name: 'GAS', symbol: 'GAS', decimals: 8 },
-    ],
-    blocks: [],
-    head: 20,
-    pruneBlocksBelow: 21,
-    neo: {
-      assetTransfers: [transfer(GAS, 6, A2, 5n * FIXED8)],
-      outputsCreated: [{ txid: txid(6), n: 0, asset: GAS, address: A2, value: 5n * FIXED8, blockNumber: 6 }],
-      outputsSpent: [],
-      deployments: [
-        {
-          hash: RPX,
-          blockNumber: 4,
-          txIndex: 0,
-          txHash: txid(4),
-          time: 1_500_000_060,
-          kind: 'Contract.Create',
-          name: 'Red Pulse',
-          author: 'Red Pulse',
-          ownerAddress: A1,
-        },
+  const transfer = (token: string, block: number, to: string, value: bigint): TransferRecord =>
+    transferRecord({
+      token,
+      blockNumber: block,
+      txHash: txid(block),
+      from: '',
+      to,
+      value,
+      time: 1_500_000_000 + block * 15,
+    });
+  await store.writer.applyBatch(
+    indexBatch({
+      chain: 'neo',
+      fromBlock: 1,
+      toBlock: 20,
+      toBlockHash: txid(0xb10c),
+      transfers: [transfer(RPX, 5, A1, 10n * FIXED8)],
+      tokens: [
+        { address: RPX, name: 'Red Pulse Token', symbol: 'RPX', decimals: 8 },
+        { address: GAS, name: 'GAS', symbol: 'GAS', decimals: 8 },
       ],
-      assets: [
-        { asset: GAS, type: 'UtilityToken', registration: { blockNumber: 2, time: 1, registrar: A2 } },
-      ],
-    },
-  });
+      pruneBlocksBelow: 21,
+      neo: neoPart({
+        assetTransfers: [transfer(GAS, 6, A2, 5n * FIXED8)],
+        outputsCreated: [
+          { txid: txid(6), n: 0, asset: GAS, address: A2, value: 5n * FIXED8, blockNumber: 6 },
+        ],
+        deployments: [
+          {
+            hash: RPX,
+            blockNumber: 4,
+            txIndex: 0,
+            txHash: txid(4),
+            time: 1_500_000_060,
+            kind: 'Contract.Create',
+            name: 'Red Pulse',
+            author: 'Red Pulse',
+            ownerAddress: A1,
+          },
+        ],
+        assets: [
+          { asset: GAS, type: 'UtilityToken', registration: { blockNumber: 2, time: 1, registrar: A2 } },
+        ],
+      }),
+    }),
+  );
   await store.writer.updateSupplies('neo', [
     { address: RPX, totalSupply: 1000n * FIXED8, cap: null, burnedBalance: null, atBlock: 20 },
     { address: GAS, totalSupply: 5n * FIXED8, cap: 100_000_000n * FIXED8, burnedBalance: null, atBlock: 20 },
@@ -354,18 +354,14 @@ describe('every operation answers as documented', () => {
       assertConforms(path, await call(fx.url, path));
     }
     // A late start whose holders could not be seeded adds a key to its chain.
-    await fx.store.writer.applyBatch({
-      chain: 'movr',
-      fromBlock: 10,
-      toBlock: 10,
-      toBlockHash: null,
-      transfers: [],
-      tokens: [],
-      blocks: [],
-      head: 10,
-      pruneBlocksBelow: 0,
-      seeds: { block: 9, balances: [], partial: true },
-    });
+    await fx.store.writer.applyBatch(
+      indexBatch({
+        chain: 'movr',
+        fromBlock: 10,
+        toBlock: 10,
+        seeds: { block: 9, balances: [], partial: true },
+      }),
+    );
     const status = await call(fx.url, '/status');
     assert.match(status.text, /"holdersPartial":true/);
     assertConforms('/status', status);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
+import { indexBatch } from '../store/testing/batches.js';
 import {
   ALICE,
   type ApiFixture,
@@ -322,18 +323,15 @@ describe('health and status', () => {
   });
 
   test('/status says when a late start could not seed holders, and only then', async () => {
-    await fx.store.writer.applyBatch({
-      chain: 'movr',
-      fromBlock: 40,
-      toBlock: 45,
-      toBlockHash: null,
-      transfers: [],
-      tokens: [],
-      blocks: [],
-      head: 50,
-      pruneBlocksBelow: 0,
-      seeds: { block: 39, balances: [], partial: true },
-    });
+    await fx.store.writer.applyBatch(
+      indexBatch({
+        chain: 'movr',
+        fromBlock: 40,
+        toBlock: 45,
+        head: 50,
+        seeds: { block: 39, balances: [], partial: true },
+      }),
+    );
     const body = JSON.parse((await call(fx.url, '/status')).text) as { chains: Record<string, unknown> };
     assert.deepEqual(body.chains.movr, {
       head: 50,

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { silentLogger } from '../internal/logger.js';
 import { DATA_VERSION_CHECK_MS, openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { indexBatch, transferRecord } from '../store/testing/batches.js';
 import type { Store } from '../store/types.js';
 import { createResponseCache } from './response-cache.js';
 import { startApiServer } from './server.js';
@@ -142,29 +143,24 @@ describe('API answers through the response cache', () => {
     await other.writer.updateSupplies('eth', [
       { address: BIG, totalSupply: 3n * 10n ** 27n, cap: null, burnedBalance: null, atBlock: ETH_INDEXED },
     ]);
-    await other.writer.applyBatch({
-      chain: 'eth',
-      fromBlock: ETH_INDEXED + 1,
-      toBlock: ETH_INDEXED + 1,
-      toBlockHash: null,
-      transfers: [
-        {
-          token: USDC,
-          blockNumber: ETH_INDEXED + 1,
-          logIndex: 0,
-          txIndex: 0,
-          txHash: `0x${'ab'.repeat(32)}`,
-          from: ALICE,
-          to: BIG,
-          value: 5n,
-          time: 1_800_000_000,
-        },
-      ],
-      tokens: ETH_TOKENS,
-      blocks: [],
-      head: ETH_INDEXED + 1,
-      pruneBlocksBelow: 0,
-    });
+    await other.writer.applyBatch(
+      indexBatch({
+        fromBlock: ETH_INDEXED + 1,
+        toBlock: ETH_INDEXED + 1,
+        transfers: [
+          transferRecord({
+            token: USDC,
+            blockNumber: ETH_INDEXED + 1,
+            txHash: `0x${'ab'.repeat(32)}`,
+            from: ALICE,
+            to: BIG,
+            value: 5n,
+            time: 1_800_000_000,
+          }),
+        ],
+        tokens: ETH_TOKENS,
+      }),
+    );
     await sleep(2 * DATA_VERSION_CHECK_MS);
     assert.equal((await info(BIG)).tokenInfo.t, '3000000000');
     const pageAfter = await page();

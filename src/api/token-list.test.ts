@@ -15,6 +15,7 @@ import { ZERO_ADDRESS } from '../internal/chains.js';
 import { ProblemsError, UserError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { indexBatch, transferRecord } from '../store/testing/batches.js';
 import type { Store, TokenRecord } from '../store/types.js';
 import { type ApiServer, startApiServer } from './server.js';
 import { call, okData } from './testing/http.js';
@@ -305,32 +306,29 @@ describe('token lists in a running API', () => {
     store = await openSqliteStore({ path: join(tmp, 'api.sqlite'), logger: silentLogger() });
     const holder = `0x${'a1'.repeat(20)}`;
     const tokens = [ONE_INCH.address, AAVE.address, plain].map((a) => a.toLowerCase());
-    await store.writer.applyBatch({
-      chain: 'eth',
-      fromBlock: 1,
-      toBlock: 3,
-      toBlockHash: null,
-      transfers: tokens.map((token, i) => ({
-        token,
-        blockNumber: i + 1,
-        logIndex: 0,
-        txIndex: 0,
-        txHash: `0x${String(i + 1).padStart(64, '0')}`,
-        from: ZERO_ADDRESS,
-        to: holder,
-        value: 10n ** 18n,
-        time: 1_700_000_000 + i,
-      })),
-      tokens: [
-        // What a contract whose name() and symbol() return nothing gives the indexer.
-        { address: tokens[0]!, name: '', symbol: '', decimals: 18 },
-        { address: tokens[1]!, name: 'Aave Token', symbol: 'AAVE', decimals: 18 },
-        { address: tokens[2]!, name: '', symbol: '', decimals: 0 },
-      ],
-      blocks: [],
-      head: 3,
-      pruneBlocksBelow: 0,
-    });
+    await store.writer.applyBatch(
+      indexBatch({
+        fromBlock: 1,
+        toBlock: 3,
+        transfers: tokens.map((token, i) =>
+          transferRecord({
+            token,
+            blockNumber: i + 1,
+            txHash: `0x${String(i + 1).padStart(64, '0')}`,
+            from: ZERO_ADDRESS,
+            to: holder,
+            value: 10n ** 18n,
+            time: 1_700_000_000 + i,
+          }),
+        ),
+        tokens: [
+          // What a contract whose name() and symbol() return nothing gives the indexer.
+          { address: tokens[0]!, name: '', symbol: '', decimals: 18 },
+          { address: tokens[1]!, name: 'Aave Token', symbol: 'AAVE', decimals: 18 },
+          { address: tokens[2]!, name: '', symbol: '', decimals: 0 },
+        ],
+      }),
+    );
     const generated = generateApiKey();
     await store.keys.createApiKey({
       id: generated.id,

@@ -16,6 +16,7 @@ import { createEvmIndexer } from '../indexer/evm-indexer.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { indexBatch, transferRecord } from '../store/testing/batches.js';
 import { lines, removeTempDirs, runCli, tempDir } from './testing/cli-process.js';
 
 const logger = silentLogger();
@@ -143,28 +144,31 @@ describe('tokenquery verify', () => {
     const holder = '0x00000000000000000000000000000000000000bb';
     const other = '0x00000000000000000000000000000000000000cc';
     const transfer = { token: tokens[0]!.address, blockNumber: block, txIndex: 0, time: 1_700_000_000 };
-    await store.writer.applyBatch({
-      chain: 'eth',
-      fromBlock: block,
-      toBlock: block,
-      toBlockHash: null,
-      transfers: [
-        {
-          ...transfer,
-          logIndex: 0,
-          txHash: `0x${'a1'.repeat(32)}`,
-          from: ZERO_ADDRESS,
-          to: holder,
-          value: 7n,
-        },
-        { ...transfer, logIndex: 1, txHash: `0x${'a2'.repeat(32)}`, from: holder, to: other, value: 3n },
-      ],
-      tokens: [],
-      blocks: [],
-      head: block,
-      pruneBlocksBelow: block,
-      deferBalances: true,
-    });
+    await store.writer.applyBatch(
+      indexBatch({
+        fromBlock: block,
+        toBlock: block,
+        transfers: [
+          transferRecord({
+            ...transfer,
+            txHash: `0x${'a1'.repeat(32)}`,
+            from: ZERO_ADDRESS,
+            to: holder,
+            value: 7n,
+          }),
+          transferRecord({
+            ...transfer,
+            logIndex: 1,
+            txHash: `0x${'a2'.repeat(32)}`,
+            from: holder,
+            to: other,
+            value: 3n,
+          }),
+        ],
+        pruneBlocksBelow: block,
+        deferBalances: true,
+      }),
+    );
     try {
       const lagging = await runCli(['verify', '--db', path]);
       assert.equal(lagging.code, 0, lagging.stdout + lagging.stderr);

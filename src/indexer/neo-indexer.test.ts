@@ -25,6 +25,7 @@ import { FatalIndexerError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { indexBatch } from '../store/testing/batches.js';
 import type { Store } from '../store/types.js';
 import { createNeoIndexer } from './neo-indexer.js';
 import { assertStoreMatchesTruth, neoWindowTruth } from './testing/neo-truth.js';
@@ -302,17 +303,15 @@ describe('NEO indexer failures', () => {
     const db = join(tmp, 'other-chain.sqlite');
     // A store that indexed block 1444841 of some other chain.
     const other = await openSqliteStore({ path: db, logger });
-    await other.writer.applyBatch({
-      chain: 'neo',
-      fromBlock: RPX_DEPLOY_BLOCK - 2,
-      toBlock: RPX_DEPLOY_BLOCK - 2,
-      toBlockHash: `0x${'ab'.repeat(32)}`,
-      transfers: [],
-      tokens: [],
-      blocks: [],
-      head: RPX_DEPLOY_BLOCK - 2,
-      pruneBlocksBelow: RPX_DEPLOY_BLOCK - 1,
-    });
+    await other.writer.applyBatch(
+      indexBatch({
+        chain: 'neo',
+        fromBlock: RPX_DEPLOY_BLOCK - 2,
+        toBlock: RPX_DEPLOY_BLOCK - 2,
+        toBlockHash: `0x${'ab'.repeat(32)}`,
+        pruneBlocksBelow: RPX_DEPLOY_BLOCK - 1,
+      }),
+    );
     await other.close();
     const indexer = await startIndexer(node, { fromBlock: 0, db });
     try {

@@ -1,6 +1,6 @@
 /**
  * The storage interface. Every backend (SQLite now, PostgreSQL later) implements it
- * unchanged and passes the one contract suite in `store.contract.ts`.
+ * unchanged and passes the one contract suite in `contract/suite.ts`.
  *
  * Conventions, so that backends agree exactly:
  * - Chains are named as in `internal/chains.ts` (`eth`, `bsc`, ...).

@@ -10,6 +10,7 @@ import { generateApiKey } from '../../internal/api-keys.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { type Logger, silentLogger } from '../../internal/logger.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { indexBatch } from '../../store/testing/batches.js';
 import type { Store, TokenMetadata, TransferRecord } from '../../store/types.js';
 import { startApiServer } from '../server.js';
 
@@ -110,17 +111,15 @@ export interface FixtureOptions {
 }
 
 async function seed(store: Store): Promise<void> {
-  await store.writer.applyBatch({
-    chain: 'eth',
-    fromBlock: 100,
-    toBlock: ETH_INDEXED,
-    toBlockHash: null,
-    transfers: ETH_TRANSFERS,
-    tokens: ETH_TOKENS,
-    blocks: [],
-    head: ETH_HEAD,
-    pruneBlocksBelow: 0,
-  });
+  await store.writer.applyBatch(
+    indexBatch({
+      fromBlock: 100,
+      toBlock: ETH_INDEXED,
+      transfers: ETH_TRANSFERS,
+      tokens: ETH_TOKENS,
+      head: ETH_HEAD,
+    }),
+  );
   await store.writer.updateSupplies('eth', [
     { address: USDC, totalSupply: 1_500_000n, cap: null, burnedBalance: null, atBlock: ETH_INDEXED },
     {
@@ -134,17 +133,15 @@ async function seed(store: Store): Promise<void> {
     { address: OVERBURNED, totalSupply: 500n, cap: null, burnedBalance: 700n, atBlock: ETH_INDEXED },
   ]);
   // The same address on another chain is another token.
-  await store.writer.applyBatch({
-    chain: 'bsc',
-    fromBlock: 1,
-    toBlock: BSC_INDEXED,
-    toBlockHash: null,
-    transfers: [transfer(USDC, BSC_INDEXED, 0, 0, ZERO_ADDRESS, ALICE, 7n)],
-    tokens: [{ address: USDC, name: 'Binance USD Coin', symbol: 'bUSDC', decimals: 18 }],
-    blocks: [],
-    head: BSC_INDEXED,
-    pruneBlocksBelow: 0,
-  });
+  await store.writer.applyBatch(
+    indexBatch({
+      chain: 'bsc',
+      fromBlock: 1,
+      toBlock: BSC_INDEXED,
+      transfers: [transfer(USDC, BSC_INDEXED, 0, 0, ZERO_ADDRESS, ALICE, 7n)],
+      tokens: [{ address: USDC, name: 'Binance USD Coin', symbol: 'bUSDC', decimals: 18 }],
+    }),
+  );
   await store.writer.updateSupplies('bsc', [
     { address: USDC, totalSupply: 7n, cap: null, burnedBalance: null, atBlock: BSC_INDEXED },
   ]);

@@ -6,8 +6,9 @@ import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
 import { freePort as closedPort } from '../../internal/testing/net.js';
+import { runStoreContractSuite } from '../contract/suite.js';
 import { openStore } from '../open.js';
-import { runStoreContractSuite } from '../store.contract.js';
+import { hash32, indexBatch, tokenMetadata, transferRecord } from '../testing/batches.js';
 import type { IndexBatch, Store } from '../types.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, migrate } from './migrations.js';
 import { openPostgresStore } from './postgres-store.js';
@@ -24,31 +25,23 @@ const HOLDER = '0x1111111111111111111111111111111111111111';
 const OTHER = '0x2222222222222222222222222222222222222222';
 
 function mintBatch(from: number, to: number, value = 5n): IndexBatch {
-  return {
-    chain: 'eth',
+  return indexBatch({
     fromBlock: from,
     toBlock: to,
-    toBlockHash: `0x${from.toString(16).padStart(64, '0')}`,
+    toBlockHash: hash32(from),
     transfers: [
-      {
+      transferRecord({
         token: TOKEN,
         blockNumber: from,
-        logIndex: 0,
-        txIndex: 0,
         txHash: `0x${'ab'.repeat(32)}`,
-        from: ZERO_ADDRESS,
         to: HOLDER,
         value,
         time: 1_700_000_000,
-      },
+      }),
     ],
-    tokens: [{ address: TOKEN, name: 'Token', symbol: 'TOK', decimals: 18 }],
-    blocks: [
-      { number: to, hash: `0x${to.toString(16).padStart(64, '0')}`, parentHash: `0x${'00'.repeat(32)}` },
-    ],
-    head: to,
-    pruneBlocksBelow: 0,
-  };
+    tokens: [tokenMetadata(TOKEN, { name: 'Token', symbol: 'TOK' })],
+    blocks: [{ number: to, hash: hash32(to), parentHash: hash32(0) }],
+  });
 }
 
 const unreachable = await checkTestServer().then(

@@ -14,10 +14,10 @@ import {
   runCli,
   spawnCli,
 } from '../../cli/testing/cli-process.js';
-import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { UserError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
 import { splitReads } from '../read-split.js';
+import { indexBatch, tokenMetadata, transferRecord } from '../testing/batches.js';
 import type { IndexBatch, Store } from '../types.js';
 import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
 import { openPostgresStore } from './postgres-store.js';
@@ -35,29 +35,21 @@ const logger = silentLogger();
 
 /** A mint of `value` to HOLDER in block 1, under the token name `name`. */
 function mint(name: string, value: bigint): IndexBatch {
-  return {
-    chain: 'eth',
+  return indexBatch({
     fromBlock: 1,
     toBlock: 1,
-    toBlockHash: null,
     transfers: [
-      {
+      transferRecord({
         token: TOKEN,
         blockNumber: 1,
-        logIndex: 0,
-        txIndex: 0,
         txHash: `0x${'ab'.repeat(32)}`,
-        from: ZERO_ADDRESS,
         to: HOLDER,
         value,
         time: 1_700_000_000,
-      },
+      }),
     ],
-    tokens: [{ address: TOKEN, name, symbol: name, decimals: 0 }],
-    blocks: [],
-    head: 1,
-    pruneBlocksBelow: 0,
-  };
+    tokens: [tokenMetadata(TOKEN, { name, symbol: name, decimals: 0 })],
+  });
 }
 
 const unreachable = await checkTestServer().then(

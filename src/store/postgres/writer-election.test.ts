@@ -4,10 +4,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { ALL_CHAINS, ZERO_ADDRESS } from '../../internal/chains.js';
+import { ALL_CHAINS } from '../../internal/chains.js';
 import { silentLogger } from '../../internal/logger.js';
 import { eventually } from '../../internal/testing/wait.js';
 import { openSqliteStore } from '../sqlite/sqlite-store.js';
+import { hash32, indexBatch, tokenMetadata, transferRecord } from '../testing/batches.js';
 import type { ChainWriter, IndexBatch, Store, WriterLease } from '../types.js';
 import { acquireWriterLease, WriterLeaseLostError } from '../writer-lease.js';
 import { WRITER_LOCK_CLASS, writerLockKey } from './locks.js';
@@ -26,29 +27,21 @@ const logger = silentLogger();
 
 /** One mint of 1 to HOLDER in block `block`, as a one-block batch. */
 function blockBatch(block: number): IndexBatch {
-  return {
-    chain: 'eth',
+  return indexBatch({
     fromBlock: block,
     toBlock: block,
-    toBlockHash: null,
     transfers: [
-      {
+      transferRecord({
         token: TOKEN,
         blockNumber: block,
-        logIndex: 0,
-        txIndex: 0,
-        txHash: `0x${block.toString(16).padStart(64, '0')}`,
-        from: ZERO_ADDRESS,
+        txHash: hash32(block),
         to: HOLDER,
         value: 1n,
         time: 1_700_000_000 + block,
-      },
+      }),
     ],
-    tokens: [{ address: TOKEN, name: 'Token', symbol: 'TOK', decimals: 0 }],
-    blocks: [],
-    head: block,
-    pruneBlocksBelow: 0,
-  };
+    tokens: [tokenMetadata(TOKEN, { name: 'Token', symbol: 'TOK', decimals: 0 })],
+  });
 }
 
 /** The backend pids of the lock connections of `chain` (their application_name says so). */

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { IndexBatch, TransferRecord } from '../types.js';
+import { indexBatch, tokenMetadata } from '../testing/batches.js';
+import type { TransferRecord } from '../types.js';
 import { batchFromWire, batchToWire } from './batch-wire.js';
 
 describe('batch wire format', () => {
@@ -76,17 +77,14 @@ describe('batch wire format', () => {
         time: 1_500_000_015,
       },
     ];
-    const batch: IndexBatch = {
-      chain: 'eth',
+    const batch = indexBatch({
       fromBlock: 1,
       toBlock: 2,
-      toBlockHash: null,
       transfers,
-      tokens: [{ address: transfers[0]!.token, name: 'Tether', symbol: 'USDT', decimals: 6 }],
-      blocks: [],
+      tokens: [tokenMetadata(transfers[0]!.token, { name: 'Tether', symbol: 'USDT', decimals: 6 })],
       head: 9,
       pruneBlocksBelow: 3,
-    };
+    });
     const wire = structuredClone(batchToWire(batch));
     assert.equal(wire.transferColumns.addresses.length, 6);
     // Consecutive transfers of one transaction name its hash once.

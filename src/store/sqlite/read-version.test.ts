@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { silentLogger } from '../../internal/logger.js';
+import { hash32, indexBatch, tokenMetadata, transferRecord } from '../testing/batches.js';
 import type { IndexBatch, Store } from '../types.js';
 import { DATA_VERSION_CHECK_MS, openSqliteStore } from './sqlite-store.js';
 
@@ -13,29 +14,22 @@ const HOLDER = `0x${'22'.repeat(20)}`;
 const ZERO = `0x${'00'.repeat(20)}`;
 
 function batch(block: number): IndexBatch {
-  return {
-    chain: 'eth',
+  return indexBatch({
     fromBlock: block,
     toBlock: block,
-    toBlockHash: null,
     transfers: [
-      {
+      transferRecord({
         token: TOKEN,
         blockNumber: block,
-        logIndex: 0,
-        txIndex: 0,
-        txHash: `0x${block.toString(16).padStart(64, '0')}`,
+        txHash: hash32(block),
         from: ZERO,
         to: HOLDER,
         value: 1n,
         time: 1_700_000_000 + block,
-      },
+      }),
     ],
-    tokens: [{ address: TOKEN, name: 'T', symbol: 'T', decimals: 0 }],
-    blocks: [],
-    head: block,
-    pruneBlocksBelow: 0,
-  };
+    tokens: [tokenMetadata(TOKEN, { name: 'T', symbol: 'T', decimals: 0 })],
+  });
 }
 
 describe('SQLite readVersion', () => {

@@ -10,7 +10,8 @@ import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
 import { seededRandomInt } from '../../internal/random.js';
-import { runStoreContractSuite } from '../store.contract.js';
+import { runStoreContractSuite } from '../contract/suite.js';
+import { indexBatch, tokenMetadata, transferRecord } from '../testing/batches.js';
 import type { IndexBatch, Store } from '../types.js';
 import { batchToWire } from './batch-wire.js';
 import { MIGRATIONS, migrate } from './migrations.js';
@@ -50,29 +51,21 @@ const TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 const HOLDER = '0x1111111111111111111111111111111111111111';
 
 function mintBatch(from: number, to: number, value = 5n): IndexBatch {
-  return {
-    chain: 'eth',
+  return indexBatch({
     fromBlock: from,
     toBlock: to,
-    toBlockHash: null,
     transfers: [
-      {
+      transferRecord({
         token: TOKEN,
         blockNumber: from,
-        logIndex: 0,
-        txIndex: 0,
         txHash: `0x${'ab'.repeat(32)}`,
-        from: ZERO_ADDRESS,
         to: HOLDER,
         value,
         time: 1_700_000_000,
-      },
+      }),
     ],
-    tokens: [{ address: TOKEN, name: 'Token', symbol: 'TOK', decimals: 18 }],
-    blocks: [],
-    head: to,
-    pruneBlocksBelow: 0,
-  };
+    tokens: [tokenMetadata(TOKEN, { name: 'Token', symbol: 'TOK' })],
+  });
 }
 
 describe('sqlite store', () => {
@@ -341,18 +334,18 @@ function randomBatches(): IndexBatch[] {
         time: 1_700_000_000 + blockNumber,
       };
     });
-    batches.push({
-      chain: 'eth',
-      fromBlock,
-      toBlock: fromBlock + 9,
-      toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
-      transfers,
-      tokens: b === 0 ? tokens.map((address) => ({ address, name: 'T', symbol: 'T', decimals: 18 })) : [],
-      blocks: [],
-      head: 200,
-      // The newest blocks fall inside the unfinalized window, so the journal is written too.
-      pruneBlocksBelow: 90,
-    });
+    batches.push(
+      indexBatch({
+        fromBlock,
+        toBlock: fromBlock + 9,
+        toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
+        transfers,
+        tokens: b === 0 ? tokens.map((address) => tokenMetadata(address, { name: 'T', symbol: 'T' })) : [],
+        head: 200,
+        // The newest blocks fall inside the unfinalized window, so the journal is written too.
+        pruneBlocksBelow: 90,
+      }),
+    );
   }
   return batches;
 }

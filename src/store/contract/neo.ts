@@ -1,6 +1,6 @@
 /**
- * The NEO part of the store contract suite (see `store.contract.ts`, which runs it unless a
- * backend opts out while its NEO tables are not written yet).
+ * The NEO part of the store contract suite (see `suite.ts`, which runs it unless a backend
+ * opts out while its NEO tables are not written yet).
  *
  * Choices pinned down here:
  * - A global asset is a token whose address is its asset id; its transfers are counted but
@@ -16,6 +16,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { indexBatch, neoPart, tokenMetadata, transferRecord, hash32 as txid } from '../testing/batches.js';
 import type {
   IndexBatch,
   NeoBatchPart,
@@ -24,12 +25,8 @@ import type {
   Store,
   TokenMetadata,
   TransferRecord,
-} from './types.js';
-
-/** What the contract suite hands the NEO cases. */
-export interface NeoContractContext {
-  withStore(fn: (store: Store, context: { reopen?: () => Promise<Store> }) => Promise<void>): Promise<void>;
-}
+} from '../types.js';
+import type { ContractContext } from './fixtures.js';
 
 const CHAIN = 'neo';
 const NEO = '0xc56f33fc6ecfcd0c225c4ab356fee59390af8560be0e930faebe74a6daff7c9b';
@@ -43,11 +40,10 @@ const A3 = 'AWKECj9RD8rS8RPcpCgYVjk1DeYyHwxZm3';
 const A4 = 'AS23ifAE5YRQ95HweVnzRmjTtDYPSYjoDC';
 const ONE = 100_000_000n;
 
-const txid = (n: number): string => `0x${n.toString(16).padStart(64, '0')}`;
 const time = (block: number): number => 1_500_000_000 + block * 15;
 
-const NEO_META: TokenMetadata = { address: NEO, name: 'NEO', symbol: 'NEO', decimals: 0 };
-const GAS_META: TokenMetadata = { address: GAS, name: 'GAS', symbol: 'GAS', decimals: 8 };
+const NEO_META = tokenMetadata(NEO, { name: 'NEO', symbol: 'NEO', decimals: 0 });
+const GAS_META = tokenMetadata(GAS, { name: 'GAS', symbol: 'GAS', decimals: 8 });
 
 function output(tx: number, n: number, asset: string, address: string, value: bigint, block: number) {
   return { txid: txid(tx), n, asset, address, value, blockNumber: block };
@@ -62,7 +58,7 @@ function assetTransfer(
   value: bigint,
   tx = 1000 + block,
 ): TransferRecord {
-  return {
+  return transferRecord({
     token: asset,
     blockNumber: block,
     logIndex,
@@ -72,7 +68,7 @@ function assetTransfer(
     to,
     value,
     time: time(block),
-  };
+  });
 }
 
 function nep5Transfer(
@@ -83,7 +79,7 @@ function nep5Transfer(
   to: string,
   value: bigint,
 ): TransferRecord {
-  return {
+  return transferRecord({
     token,
     blockNumber: block,
     logIndex,
@@ -93,7 +89,7 @@ function nep5Transfer(
     to,
     value,
     time: time(block),
-  };
+  });
 }
 
 function deployment(
@@ -122,24 +118,16 @@ function neoBatch(
   parts: Partial<NeoBatchPart> & { transfers?: TransferRecord[]; tokens?: TokenMetadata[] },
 ): IndexBatch {
   const { transfers = [], tokens = [], ...neo } = parts;
-  return {
+  return indexBatch({
     chain: CHAIN,
     fromBlock: from,
     toBlock: to,
     toBlockHash: txid(0xb10c00 + to),
     transfers,
     tokens,
-    blocks: [],
-    head: to,
     pruneBlocksBelow: to + 1,
-    neo: {
-      assetTransfers: neo.assetTransfers ?? [],
-      outputsCreated: neo.outputsCreated ?? [],
-      outputsSpent: neo.outputsSpent ?? [],
-      deployments: neo.deployments ?? [],
-      assets: neo.assets ?? [],
-    },
-  };
+    neo: neoPart(neo),
+  });
 }
 
 const row = (o: ReturnType<typeof output>): NeoOutputRow => ({
@@ -165,7 +153,7 @@ function genesis(): IndexBatch {
   });
 }
 
-export function runNeoContractCases({ withStore }: NeoContractContext): void {
+export function runNeoCases({ withStore }: ContractContext): void {
   describe('NEO', () => {
     test('a global asset: transfers are counted, outputs make balances and holders', () =>
       withStore(async (store) => {
