@@ -136,7 +136,7 @@ describe('sqlite store', () => {
       const { openSqliteStore } = await import(${JSON.stringify(moduleUrl)});
       const { silentLogger } = await import(${JSON.stringify(loggerUrl)});
       const store = await openSqliteStore({ path: process.argv[1], logger: silentLogger() });
-      await store.createApiKey({ id: 'k' + process.pid, hash: 'h' + process.pid, label: '', createdAt: 1, revokedAt: null });
+      await store.keys.createApiKey({ id: 'k' + process.pid, hash: 'h' + process.pid, label: '', createdAt: 1, revokedAt: null });
       await store.close();`;
     const runs = Array.from(
       { length: 4 },
