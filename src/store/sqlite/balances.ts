@@ -42,7 +42,7 @@ export interface BatchBalances {
   transfers: number;
 }
 
-/** The writer's balances over one connection; every method but `cachingBalances` and `close` runs inside a write transaction. */
+/** The writer's balances over one connection (see createBalances). */
 export interface Balances {
   /** Drops the cache, and the unwritten balances with it: the cache may hold amounts ahead of the table. */
   clearBalanceCache(): void;
