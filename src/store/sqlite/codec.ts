@@ -1,8 +1,11 @@
 /**
  * Compact, exact encodings for SQLite columns. SQLite columns are dynamically typed, so one
  * column can hold a BLOB for the common case and TEXT or INTEGER for the rest; every encoding
- * here is injective and decodes to exactly the value it was given.
+ * here is injective and decodes to exactly the value it was given. Also the rows the store's
+ * statements answer, and how they become the records of `../types.ts`.
  */
+import { type ApiKeyLimitColumns, withApiKeyLimits } from '../api-key-limits.js';
+import type { ApiKeyRecord, ChainStatus, TokenRecord } from '../types.js';
 
 /** What a dynamically typed column hands back through better-sqlite3. */
 export type SqlValue = Buffer | string | number | bigint | null;
@@ -91,3 +94,120 @@ export function pushAmountParams(params: unknown[], value: bigint): void {
   else if (value < 0n) params.push(null, value.toString());
   else params.push(amountHexDigits(value), null);
 }
+
+/** Per character code below 128: 0 for 0-9 and a-f, 1 for anything else. */
+const NOT_LOWER_HEX = new Uint8Array(128).fill(1);
+for (const c of '0123456789abcdef') NOT_LOWER_HEX[c.charCodeAt(0)] = 0;
+
+/**
+ * Whether `hashes` is `count` transaction hashes joined, each `0x` and 64 lower-case hex digits:
+ * one pass over the text instead of a check per hash (a regular expression over the whole text
+ * overflows its backtracking stack at about 100,000 hashes).
+ */
+export function allHashesLowerHex(hashes: string, count: number): boolean {
+  if (hashes.length !== count * 66) return false;
+  let bad = 0;
+  for (let at = 0; at < hashes.length; at += 66) {
+    bad |= (hashes.charCodeAt(at) ^ 48) | (hashes.charCodeAt(at + 1) ^ 120);
+    for (let i = at + 2; i < at + 66; i++) {
+      const c = hashes.charCodeAt(i);
+      bad |= c < 128 ? NOT_LOWER_HEX[c]! : 1;
+    }
+  }
+  return bad === 0;
+}
+
+// ---- Rows → records ----
+
+/** A row of the `chains` table. */
+export interface ChainRow {
+  chain: string;
+  indexed_block: number | null;
+  indexed_hash: SqlValue;
+  head: number;
+  last_error: string | null;
+  updated_at: number;
+  token_count: number;
+  journal_floor: number;
+  transfer_count: number;
+  recent_transfers: string | null;
+  seed_block: number | null;
+  holders_partial: number;
+  balances_block: number | null;
+}
+
+/** A row of the `api_keys` table. */
+export interface ApiKeyRow extends ApiKeyLimitColumns {
+  id: string;
+  hash: string;
+  label: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export function toChainStatus(row: ChainRow): ChainStatus {
+  const status: ChainStatus = {
+    chain: row.chain,
+    head: row.head,
+    indexed: row.indexed_block,
+    lastError: row.last_error,
+    updatedAt: row.updated_at,
+  };
+  if (row.seed_block !== null) status.seedBlock = row.seed_block;
+  if (row.holders_partial !== 0) status.holdersPartial = true;
+  if (row.balances_block !== null) status.balancesBlock = row.balances_block;
+  return status;
+}
+
+/** A token row as the API reads it: `TOKEN_READ_COLUMNS` (statements.ts), in order. */
+export type TokenReadRow = [
+  address: string,
+  name: string,
+  symbol: string,
+  decimals: number,
+  totalSupply: SqlValue,
+  cap: SqlValue,
+  burnedBalance: SqlValue,
+  holderCount: number,
+  transferCount: number,
+  firstBlock: number,
+  icon: string,
+];
+
+/** A Token List row: the chain's token count (the same on every row), then a {@link TokenReadRow}. */
+export type TokenListRow = [total: number | null, ...TokenReadRow];
+
+/** {@link TokenReadRow} (from its `offset`-th value on) → TokenRecord. */
+export function readTokenRecord(chain: string, row: unknown[], offset = 0): TokenRecord {
+  return {
+    chain,
+    address: row[offset] as string,
+    name: row[offset + 1] as string,
+    symbol: row[offset + 2] as string,
+    decimals: row[offset + 3] as number,
+    totalSupply: decodeNullableAmount(row[offset + 4] as SqlValue),
+    cap: decodeNullableAmount(row[offset + 5] as SqlValue),
+    burnedBalance: decodeNullableAmount(row[offset + 6] as SqlValue),
+    holderCount: row[offset + 7] as number,
+    transferCount: row[offset + 8] as number,
+    firstBlock: row[offset + 9] as number,
+    icon: row[offset + 10] as string,
+  };
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return withApiKeyLimits(
+    {
+      id: row.id,
+      hash: row.hash,
+      label: row.label,
+      createdAt: row.created_at,
+      revokedAt: row.revoked_at,
+    },
+    row,
+  );
+}
+
+/** A stored transfer row's `[from, to, value]` (`from_addr`, `to_addr`, `value`), decoded. */
+export const decodeTransferRow = ([from, to, value]: [SqlValue, SqlValue, SqlValue]) =>
+  [decodeHex(from), decodeHex(to), decodeAmount(value)] as const;

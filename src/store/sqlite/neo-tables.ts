@@ -6,6 +6,7 @@
  * for any token. What differs is where their balances come from: `planBatch` (../batch-plan.ts) turns a
  * batch's outputs into balance deltas and adds its asset transfers without deltas, and
  * `applyBatch` applies both together with everything else of the batch, in one transaction.
+ * The SQL is in neo-statements.ts.
  */
 import type Database from 'better-sqlite3';
 import type {
@@ -22,49 +23,8 @@ import {
   encodeHex,
   pushAmountParams,
   pushHexParams,
-  type SqlValue,
-  UNHEX_OR_VALUE,
 } from './codec.js';
-
-interface NeoTokenRow {
-  address: SqlValue;
-  name: string;
-  symbol: string;
-  decimals: number;
-  total_supply: SqlValue;
-  cap: SqlValue;
-  burned_balance: SqlValue;
-  holder_count: number;
-  transfer_count: number;
-  first_block: number;
-  icon: string;
-  asset_type: string | null;
-  registered_time: number | null;
-  registrar: string | null;
-  contract_time: number | null;
-  contract_owner: string | null;
-}
-
-interface ContractRow {
-  hash: SqlValue;
-  block_number: number;
-  tx_index: number;
-  tx_hash: SqlValue;
-  time: number;
-  kind: string;
-  name: string;
-  author: string;
-  owner: string | null;
-}
-
-const NEO_TOKEN_SELECT = `
-  SELECT t.address, t.name, t.symbol, t.decimals, t.total_supply, t.cap, t.burned_balance,
-    t.holder_count, t.transfer_count, t.first_block, t.icon,
-    a.type AS asset_type, a.registered_time, a.registrar,
-    c.time AS contract_time, c.owner AS contract_owner
-  FROM tokens AS t
-  LEFT JOIN neo_assets AS a ON a.chain = t.chain AND a.asset = t.address
-  LEFT JOIN neo_contracts AS c ON c.chain = t.chain AND c.hash = t.address`;
+import { type NeoTokenRow, prepareNeoStatements } from './neo-statements.js';
 
 /** A NEP-5 hash is 20 bytes (stored as a 20-byte BLOB); asset ids are 32. */
 const NEP5_HASH = /^0x[0-9a-f]{40}$/;
@@ -106,72 +66,23 @@ export interface NeoTables {
 
 /** Prepares the NEO statements over an open, migrated connection. */
 export function createNeoTables(db: Database.Database): NeoTables {
-  const sql = {
-    deleteOutput: db.prepare(
-      `DELETE FROM neo_outputs WHERE chain = ? AND txid = ${UNHEX_OR_VALUE} AND n = ?`,
-    ),
-    getOutput: db.prepare<unknown[], { asset: SqlValue; address: string; value: SqlValue }>(
-      'SELECT asset, address, value FROM neo_outputs WHERE chain = ? AND txid = ? AND n = ?',
-    ),
-    insertContract: db.prepare(`
-      INSERT OR IGNORE INTO neo_contracts
-        (chain, hash, block_number, tx_index, seq, tx_hash, time, kind, name, author, owner)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-    upsertAsset: db.prepare(`
-      INSERT INTO neo_assets (chain, asset, type, registered_block, registered_time, registrar)
-      VALUES (@chain, @asset, @type, @block, @time, @registrar)
-      ON CONFLICT (chain, asset) DO UPDATE SET
-        type = coalesce(excluded.type, type),
-        registered_block = coalesce(registered_block, excluded.registered_block),
-        registered_time = CASE WHEN registered_block IS NULL THEN excluded.registered_time ELSE registered_time END,
-        registrar = CASE WHEN registered_block IS NULL THEN excluded.registrar ELSE registrar END`),
-    hasData: db
-      .prepare<[string, string, string], number>(`
-        SELECT EXISTS (SELECT 1 FROM neo_outputs WHERE chain = ?)
-          OR EXISTS (SELECT 1 FROM neo_contracts WHERE chain = ?)
-          OR EXISTS (SELECT 1 FROM neo_assets WHERE chain = ?)`)
-      .pluck(),
-    getToken: db.prepare<[string, SqlValue], NeoTokenRow>(
-      `${NEO_TOKEN_SELECT} WHERE t.chain = ? AND t.address = ?`,
-    ),
-    listTokens: db.prepare<[string, number, number], NeoTokenRow>(`
-      ${NEO_TOKEN_SELECT} WHERE t.chain = ?
-      ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC LIMIT +? OFFSET +?`),
-    tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
-    listContracts: db.prepare<[string, number, number], ContractRow>(`
-      SELECT hash, block_number, tx_index, tx_hash, time, kind, name, author, owner FROM neo_contracts
-      WHERE chain = ? ORDER BY block_number DESC, tx_index DESC, seq DESC LIMIT +? OFFSET +?`),
-  };
-  const insertOutputs = (() => {
+  const sql = prepareNeoStatements(db);
+  const insertOutputs = (chain: string, outputs: readonly NeoOutputRow[]): void => {
     const ROWS = 100;
-    const cache = new Map<number, Database.Statement>();
-    const statement = (rows: number): Database.Statement => {
-      let prepared = cache.get(rows);
-      if (prepared === undefined) {
-        const row = `(?, ${UNHEX_OR_VALUE}, ?, ${UNHEX_OR_VALUE}, ?, ${UNHEX_OR_VALUE})`;
-        prepared = db.prepare(
-          `INSERT INTO neo_outputs (chain, txid, n, asset, address, value) VALUES ${Array(rows).fill(row).join(', ')}`,
-        );
-        cache.set(rows, prepared);
+    for (let start = 0; start < outputs.length; start += ROWS) {
+      const part = outputs.slice(start, start + ROWS);
+      const params: unknown[] = [];
+      for (const o of part) {
+        params.push(chain);
+        pushHexParams(params, o.txid);
+        params.push(o.n);
+        pushHexParams(params, o.asset);
+        params.push(o.address);
+        pushAmountParams(params, o.value);
       }
-      return prepared;
-    };
-    return (chain: string, outputs: readonly NeoOutputRow[]): void => {
-      for (let start = 0; start < outputs.length; start += ROWS) {
-        const part = outputs.slice(start, start + ROWS);
-        const params: unknown[] = [];
-        for (const o of part) {
-          params.push(chain);
-          pushHexParams(params, o.txid);
-          params.push(o.n);
-          pushHexParams(params, o.asset);
-          params.push(o.address);
-          pushAmountParams(params, o.value);
-        }
-        statement(part.length).run(params);
-      }
-    };
-  })();
+      sql.insertOutputs(part.length).run(params);
+    }
+  };
 
   const listTokensTx = db.transaction((chain: string, offset: number, limit: number): NeoTokenPage => {
     const total = sql.tokenCount.get(chain) ?? 0;

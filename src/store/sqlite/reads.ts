@@ -1,0 +1,187 @@
+/**
+ * The SQLite store's read parts: `reader` (what the API, the dashboard and `/metrics` read),
+ * `scans` (whole-history scans for `verify`) and `neo` (the NEO operations' reads, from
+ * neo-tables.ts). Rows come back as text and arrays (see the API reads in statements.ts) and
+ * become records through codec.ts.
+ */
+import { stat } from 'node:fs/promises';
+import type Database from 'better-sqlite3';
+import { decodeRecentTransfers } from '../chain-activity.js';
+import type { HistoryScans, NeoReader, StoreReader, TokenPage, TransferRecord } from '../types.js';
+import { decodeAmount, encodeHex, readTokenRecord, type TokenListRow, toChainStatus } from './codec.js';
+import type { NeoTables } from './neo-tables.js';
+import type { Statements } from './statements.js';
+
+/** How stale `readVersion` may be about other connections' commits. */
+export const DATA_VERSION_CHECK_MS = 5;
+
+/** The `reader` part over one connection. */
+export function createReader(db: Database.Database, sql: Statements): StoreReader {
+  // readVersion's state: the two SQLite counters last seen, and the version they gave.
+  let version = 0;
+  let externalSeen = -1;
+  let ownSeen = -1;
+  let externalCheckedAt = Number.NEGATIVE_INFINITY;
+
+  const tokenPage = (chain: string, rows: TokenListRow[], total: number | null | undefined): TokenPage => ({
+    total: total ?? 0,
+    tokens: rows.map((row) => readTokenRecord(chain, row, 1)),
+  });
+  // A page past the end has no row to carry the total: read it in the same deferred read
+  // transaction as the (still empty, or by now not) page, so both come from one snapshot.
+  const listTokensTx = db.transaction((chain: string, offset: number, limit: number): TokenPage => {
+    const rows = sql.listTokens.all(chain, chain, limit, offset);
+    return tokenPage(chain, rows, rows.length > 0 ? rows[0]![0] : sql.tokenCount.get(chain));
+  });
+
+  return {
+    async getChainStatus(chain) {
+      const row = sql.getChain.get(chain);
+      return row === undefined ? null : toChainStatus(row);
+    },
+
+    async listChainStatuses() {
+      return sql.listChains.all().map(toChainStatus);
+    },
+
+    async getChainActivity(chain) {
+      const row = sql.getChain.get(chain);
+      if (row === undefined) return null;
+      return { chain, transfers: row.transfer_count, recent: decodeRecentTransfers(row.recent_transfers) };
+    },
+
+    async storageBytes() {
+      // The main file and the WAL (committed pages not yet checkpointed back); the shared-memory
+      // index is a cache. An in-memory database has no file: 0.
+      if (db.memory) return 0;
+      let bytes = 0;
+      for (const file of [db.name, `${db.name}-wal`]) {
+        bytes += (await stat(file).catch(() => null))?.size ?? 0;
+      }
+      return bytes;
+    },
+
+    async getToken(chain, address) {
+      const row = sql.getToken.get(chain, encodeHex(address));
+      return row === undefined ? null : readTokenRecord(chain, row);
+    },
+
+    async listTransfers(chain, token, offset, limit) {
+      const rows = sql.listTransfers.all(chain, encodeHex(token), limit, offset);
+      const transfers: TransferRecord[] = new Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const [blockNumber, logIndex, txIndex, txHash, from, to, value, time] = rows[i]!;
+        transfers[i] = {
+          token,
+          blockNumber,
+          logIndex,
+          txIndex,
+          txHash,
+          from,
+          to,
+          value: decodeAmount(value),
+          time,
+        };
+      }
+      return transfers;
+    },
+
+    async listTokens(chain, offset, limit) {
+      const rows = sql.listTokens.all(chain, chain, limit, offset);
+      // One statement, one snapshot: no transaction needed unless the page is empty.
+      return rows.length > 0 ? tokenPage(chain, rows, rows[0]![0]) : listTokensTx(chain, offset, limit);
+    },
+
+    async getBalance(chain, token, holder) {
+      const stored = sql.getBalance.get(chain, encodeHex(token), encodeHex(holder));
+      return stored === undefined ? 0n : decodeAmount(stored);
+    },
+
+    // `PRAGMA data_version` changes when another connection commits; `total_changes()` counts
+    // this connection's row changes (data_version ignores those). The first costs a read
+    // transaction, so it is asked at most every DATA_VERSION_CHECK_MS: another process's commit
+    // shows up that much late at most. The second is a plain function call, asked every time.
+    readVersion() {
+      const now = performance.now();
+      if (now - externalCheckedAt >= DATA_VERSION_CHECK_MS) {
+        externalCheckedAt = now;
+        const external = sql.dataVersion.get()!;
+        if (external !== externalSeen) {
+          externalSeen = external;
+          version++;
+        }
+      }
+      const own = sql.totalChanges.get()!;
+      if (own !== ownSeen) {
+        ownSeen = own;
+        version++;
+      }
+      return version;
+    },
+  };
+}
+
+/** The `scans` part over one connection. */
+export function createScans(sql: Statements): HistoryScans {
+  return {
+    async scanTransfers(chain, token, after, limit) {
+      const rows = sql.scanTransfers.all(
+        chain,
+        encodeHex(token),
+        after?.blockNumber ?? -1,
+        after?.logIndex ?? -1,
+        limit,
+      );
+      return rows.map(([blockNumber, logIndex, txIndex, txHash, from, to, value, time]) => ({
+        token,
+        blockNumber,
+        logIndex,
+        txIndex,
+        txHash,
+        from,
+        to,
+        value: decodeAmount(value),
+        time,
+      }));
+    },
+
+    async scanBalances(chain, token, afterHolder, limit) {
+      const rows = sql.scanBalances.all(
+        chain,
+        encodeHex(token),
+        afterHolder === null ? 1 : 0,
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      );
+      return rows.map(([holder, amount]) => ({ holder, amount: decodeAmount(amount) }));
+    },
+
+    async scanSeedBalances(chain, token, afterHolder, limit) {
+      const rows = sql.scanSeeds.all(
+        chain,
+        encodeHex(token),
+        afterHolder === null ? 1 : 0,
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      );
+      return rows.map(([holder, amount]) => ({ token, holder, amount: decodeAmount(amount) }));
+    },
+  };
+}
+
+/** The `neo` part: the NEO tables' reads, as promises. */
+export function createNeoReader(neo: NeoTables): NeoReader {
+  return {
+    async getNeoToken(chain, address) {
+      return neo.getToken(chain, address);
+    },
+
+    async listNeoTokens(chain, offset, limit) {
+      return neo.listTokens(chain, offset, limit);
+    },
+
+    async listNeoContracts(chain, offset, limit) {
+      return neo.listContracts(chain, offset, limit);
+    },
+  };
+}

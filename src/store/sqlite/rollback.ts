@@ -1,0 +1,81 @@
+/**
+ * The SQLite writer's rollback: undoes every block above a common ancestor exactly (transfers,
+ * balances, holder and transfer counts, tokens first seen above it, block refs), finding the
+ * tokens to undo through the unfinalized window's block journal, in one IMMEDIATE transaction.
+ */
+import { checkRollback, netChanges } from '../batch-plan.js';
+import type { RollbackResult, StoreWriter } from '../types.js';
+import type { BatchContext } from './apply-batch.js';
+import { decodeHex, decodeTransferRow, encodeHex } from './codec.js';
+
+/** The writer's `rollback`. */
+export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter['rollback'] {
+  const { db, sql, hexRows, balances, neo } = context;
+  const rollbackTx = db.transaction(
+    (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
+      hexRows.discardBufferedRows();
+      balances.validateBalanceCache();
+      const current = sql.getChain.get(chain);
+      checkRollback(chain, current?.indexed_block, toBlock, false);
+      // The rollback takes the removed transfers off the balances table: make it whole first.
+      // (`rollback` drops `unwritten` and the cache afterwards, written or not.)
+      balances.recoverBalances(chain, current);
+      balances.writeUnwritten(chain);
+      // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
+      const tokenIds =
+        toBlock + 1 >= current.journal_floor
+          ? sql.journalTokens.all(chain, toBlock)
+          : sql.probeTokens.all(chain, toBlock);
+
+      const affected: string[] = [];
+      let removedTransfers = 0;
+      let removedTokens = 0;
+      for (const id of tokenIds) {
+        const token = sql.tokenById.get(id);
+        if (token === undefined) continue;
+        const rows = sql.transfersAbove.all(id, toBlock);
+        if (rows.length === 0) continue;
+        removedTransfers += rows.length;
+        sql.deleteTransfersAbove.run(id, toBlock);
+        affected.push(decodeHex(token.address));
+        if (token.first_block > toBlock) {
+          // Every transfer of the token is gone, so it was never seen: drop it whole. Its holders
+          // were never seen either, and are seeded again if they show up again.
+          sql.deleteTokenBalances.run(id);
+          sql.deleteTokenSeeds.run(id);
+          sql.deleteToken.run(id);
+          removedTokens++;
+          continue;
+        }
+        const [holders] = balances.applyDeltas(chain, [
+          { id, deltas: netChanges(rows, decodeTransferRow, -1n) },
+        ]).holderChanges;
+        // A supply read at or after the common ancestor reflects the surviving history.
+        sql.tokenAfterRollback.run({ holders, removed: rows.length, dirty: toBlock, id });
+      }
+      sql.deleteJournalAbove.run(chain, toBlock);
+      sql.deleteBlockRefsAbove.run(chain, toBlock);
+      sql.afterRollback.run({
+        chain,
+        block: toBlock,
+        hash: toBlockHash === null ? null : encodeHex(toBlockHash),
+        now: Date.now(),
+        removedTokens,
+        removedTransfers,
+      });
+      affected.sort();
+      return { affectedTokens: affected, removedTransfers };
+    },
+  );
+
+  return async (chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> => {
+    // NEO has one-block finality; its outputs, deployments and asset facts are not journaled.
+    if (neo.hasData(chain)) checkRollback(chain, null, toBlock, true);
+    try {
+      return rollbackTx.immediate(chain, toBlock, toBlockHash);
+    } finally {
+      // Rare: start over rather than track what the rollback rewrote.
+      balances.clearBalanceCache();
+    }
+  };
+}
