@@ -498,11 +498,3 @@ export interface Store {
 
 /** The parts an API process reads. */
 export type ApiStore = Pick<Store, 'kind' | 'reader' | 'neo' | 'keys'>;
-
-/** A store's parts as one flat object: what a backend built as one closure implements. */
-export type FlatStore = StoreWriter & StoreReader & HistoryScans & NeoReader & ApiKeyStore;
-
-/** Hands out a flat backend object by role: every part is the same object, seen through its role. */
-export function storeOfParts(kind: string, flat: FlatStore, close: () => Promise<void>): Store {
-  return { kind, writer: flat, reader: flat, scans: flat, neo: flat, keys: flat, close };
-}
