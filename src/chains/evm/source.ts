@@ -5,9 +5,10 @@
  * validation of answers.
  */
 import type { Logger } from '../../internal/logger.js';
+import { classifyRpcError } from '../jsonrpc/error-classification.js';
 import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from '../jsonrpc/errors.js';
 import { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
-import { classifyRpcError, type RpcClient, ScannedAnswer } from '../jsonrpc/rpc-client.js';
+import { type RpcClient, ScannedAnswer } from '../jsonrpc/rpc-client.js';
 import { TRANSFER_TOPIC, toQuantity } from './abi.js';
 import {
   assertBlockNumber,

@@ -5,14 +5,10 @@
  */
 import type { Logger } from '../../internal/logger.js';
 import type { TokenMetadata } from '../../store/types.js';
+import { classifyRpcError } from '../jsonrpc/error-classification.js';
 import { InvalidRpcResponseError, RpcResponseError, StateUnavailableError } from '../jsonrpc/errors.js';
 import type { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
-import {
-  classifyRpcError,
-  type RpcBatchCall,
-  type RpcBatchItem,
-  type RpcClient,
-} from '../jsonrpc/rpc-client.js';
+import type { RpcBatchCall, RpcBatchItem, RpcClient } from '../jsonrpc/rpc-client.js';
 import {
   calldata,
   decodeAbiStringOrBytes32,
