@@ -27,17 +27,14 @@ import {
   type ChaosBackend,
   chaosBackends,
   chaosSeed,
-  diffSnapshots,
-  diffStoreAgainstNode,
   openAt,
   prng,
-  readNodeTruth,
   recordResult,
   scaled,
-  snapshotStore,
-  transferTotal,
   waitFor,
 } from './testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { diffSnapshots, snapshotStore, transferTotal } from './testing/store-snapshots.js';
 
 const logger = silentLogger();
 const FINALITY = 3;

@@ -34,18 +34,14 @@ import {
   caughtUp,
   chaosBackends,
   chaosSeed,
-  diffSnapshots,
-  diffStoreAgainstNode,
   openAt,
-  readNodeTruth,
   recordResult,
   scaled,
-  settledHead,
-  snapshotStore,
-  startMiner,
-  startTraffic,
   waitFor,
 } from './testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { settledHead, startMiner, startTraffic } from './testing/live-traffic.js';
+import { diffSnapshots, snapshotStore } from './testing/store-snapshots.js';
 
 const logger = silentLogger();
 const FINALITY = 6;

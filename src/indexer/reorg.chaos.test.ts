@@ -36,24 +36,11 @@ import { getAccounts, getBlock, getBlockNumber, reorg } from '../devchain/chain.
 import { type DeployedToken, deployDemoTokens, selector } from '../devchain/deploy.js';
 import { silentLogger } from '../internal/logger.js';
 import type { Store } from '../store/types.js';
-import {
-  chaosBackends,
-  chaosSeed,
-  diffApiAgainstNode,
-  diffSnapshots,
-  diffStoreAgainstNode,
-  dropPendingTransactions,
-  openAt,
-  prng,
-  readNodeTruth,
-  recordResult,
-  scaled,
-  snapshotStore,
-  startMiner,
-  startTraffic,
-  type Traffic,
-  waitFor,
-} from './testing/chaos.js';
+import { diffApiAgainstNode } from './testing/api-view.js';
+import { chaosBackends, chaosSeed, openAt, prng, recordResult, scaled, waitFor } from './testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { dropPendingTransactions, startMiner, startTraffic, type Traffic } from './testing/live-traffic.js';
+import { diffSnapshots, snapshotStore } from './testing/store-snapshots.js';
 
 const logger = silentLogger();
 const WINDOW = { eth: 40, bsc: 8 };
