@@ -400,7 +400,7 @@ function renderNeo(r: NeoReport, f: MachineFacts): string {
   return [
     machineLine(f),
     '',
-    `Decoding (\`src/chains/neo/bench-decode.ts\`, one thread, no I/O): JSON text of recorded mainnet answers to ` +
+    `Decoding (\`bench/neo-decode.ts\`, one thread, no I/O): JSON text of recorded mainnet answers to ` +
       'validated, decoded data: `JSON.parse`, validation, NEP-5 transfers, deployments, and UTXO transfer ' +
       'derivation with inputs from an in-memory output table.',
     '',
