@@ -1,12 +1,12 @@
-// NEO benchmarks: decoding throughput (src/chains/neo/bench-decode.ts, in this process) and indexing
+// NEO benchmarks: decoding throughput (neo-decode.ts, in this process) and indexing
 // throughput over the fake NEO node serving a busy window (neo-window.ts), against a bare-fetch
 // baseline of the same getblock/getapplicationlog calls. Node, baseline and indexer each run in a
 // process of their own.
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type NeoDecodeReport, runNeoDecodeBench } from '../src/chains/neo/bench-decode.js';
 import { median, runChild, startChild } from './common.js';
 import type { NeoChildInput, NeoChildResult, NeoNodeReady } from './neo-child.js';
+import { type NeoDecodeReport, runNeoDecodeBench } from './neo-decode.js';
 
 export interface NeoBenchOptions {
   reps: number;

@@ -2,17 +2,10 @@
 // Ponder is not a dependency of the project: the benchmark installs the pinned versions from the npm
 // registry into a cache directory of its own, writes a minimal Ponder app that does tokenquery's work
 // (store every transfer, keep every balance), runs `ponder start` on its default PGlite database and
-// times it from launch to its `/ready` signal.
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+// times it from launch to its `/ready` signal. The install and the app are in ponder-app.ts, the
+// process-tree measurements in process-tree.ts.
+import { spawn } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getBlockNumber, mine } from '../src/devchain/chain.js';
@@ -20,9 +13,8 @@ import { freePort } from '../src/internal/testing/net.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import type { BenchChain } from './chain.js';
 import { fixed, int, median, mib, startChild } from './common.js';
-
-/** Exactly what is installed (issue #5); hono is Ponder's peer dependency for its HTTP server. */
-export const PONDER_PACKAGES = { ponder: '1.0.0', viem: '2.40.0', hono: '4.7.4' } as const;
+import { ensurePonderInstalled, PONDER_PACKAGES, writePonderApp } from './ponder-app.js';
+import { lines, stopGroup, treeCpuSeconds, treeRssSampler } from './process-tree.js';
 
 /**
  * Ponder 1.0.0 treats blocks as final `finalityBlockCount` blocks below the head (30 for a chain id
@@ -142,166 +134,6 @@ export async function runPonderBench(
     cacheDir,
     options: { reps: options.reps, chunk: options.chunk, concurrency: options.concurrency },
   };
-}
-
-/**
- * Installs the pinned packages into `cacheDir` unless a finished install of them is there already.
- * Returns the seconds `npm install` took, or null when reused. Ponder's own dependencies resolve to
- * the newest versions its ranges allow on the day of the install.
- */
-async function ensurePonderInstalled(cacheDir: string, log: (line: string) => void): Promise<number | null> {
-  const marker = join(cacheDir, '.installed.json');
-  const wanted = JSON.stringify(PONDER_PACKAGES);
-  if (existsSync(marker) && readFileSync(marker, 'utf8') === wanted) {
-    log(`ponder: reusing ${cacheDir}`);
-    return null;
-  }
-  rmSync(cacheDir, { recursive: true, force: true });
-  mkdirSync(cacheDir, { recursive: true });
-  writeFileSync(
-    join(cacheDir, 'package.json'),
-    `${JSON.stringify({ name: 'tokenquery-bench-ponder', private: true, type: 'module', dependencies: PONDER_PACKAGES }, null, 2)}\n`,
-  );
-  log(
-    `ponder: npm install ${Object.entries(PONDER_PACKAGES)
-      .map(([n, v]) => `${n}@${v}`)
-      .join(' ')} into ${cacheDir}`,
-  );
-  const started = performance.now();
-  // No install scripts: the only one in the tree is esbuild's check of its binary, which comes in
-  // its platform package (npm 11 skips it by default anyway).
-  await new Promise<void>((resolve, reject) => {
-    execFile(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--no-update-notifier', '--loglevel=error'],
-      { cwd: cacheDir, maxBuffer: 16 * 2 ** 20, timeout: 900_000 },
-      (error, _stdout, stderr) =>
-        error ? reject(new Error(`npm install of Ponder failed: ${error.message}\n${stderr}`)) : resolve(),
-    );
-  });
-  const seconds = (performance.now() - started) / 1000;
-  writeFileSync(marker, wanted);
-  log(`ponder: installed in ${seconds.toFixed(1)} s`);
-  return seconds;
-}
-
-/**
- * A minimal Ponder app doing tokenquery's indexing work: every Transfer of the four demo tokens
- * stored (token, block, log index, transaction index and hash, from, to, value, block time), and
- * every holder's balance kept up to date (the zero address excluded, as tokenquery does).
- */
-function writePonderApp(appDir: string, cacheDir: string, chain: BenchChain): void {
-  mkdirSync(join(appDir, 'src', 'api'), { recursive: true });
-  symlinkSync(join(cacheDir, 'node_modules'), join(appDir, 'node_modules'), 'dir');
-  writeFileSync(
-    join(appDir, 'package.json'),
-    '{ "name": "bench-ponder-app", "private": true, "type": "module" }\n',
-  );
-  const addresses = JSON.stringify(chain.tokens.map((t) => t.address));
-  writeFileSync(
-    join(appDir, 'ponder.config.ts'),
-    `import { createConfig } from 'ponder';
-import { http } from 'viem';
-
-const transfer = {
-  type: 'event',
-  name: 'Transfer',
-  inputs: [
-    { indexed: true, name: 'from', type: 'address' },
-    { indexed: true, name: 'to', type: 'address' },
-    { indexed: false, name: 'value', type: 'uint256' },
-  ],
-} as const;
-
-export default createConfig({
-  networks: {
-    // A local node has no rate limit: Ponder's default of 50 requests/s would throttle it.
-    anvil: { chainId: 31337, transport: http('${chain.anvil.url}'), maxRequestsPerSecond: 100_000 },
-  },
-  contracts: { Token: { network: 'anvil', abi: [transfer], address: ${addresses}, startBlock: 0 } },
-});
-`,
-  );
-  writeFileSync(
-    join(appDir, 'ponder.schema.ts'),
-    `import { onchainTable, primaryKey } from 'ponder';
-
-export const transfer = onchainTable(
-  'transfer',
-  (t) => ({
-    token: t.hex().notNull(),
-    blockNumber: t.bigint().notNull(),
-    logIndex: t.integer().notNull(),
-    txIndex: t.integer().notNull(),
-    txHash: t.hex().notNull(),
-    from: t.hex().notNull(),
-    to: t.hex().notNull(),
-    value: t.bigint().notNull(),
-    time: t.bigint().notNull(),
-  }),
-  (table) => ({ pk: primaryKey({ columns: [table.token, table.blockNumber, table.logIndex] }) }),
-);
-
-export const balance = onchainTable(
-  'balance',
-  (t) => ({ token: t.hex().notNull(), holder: t.hex().notNull(), amount: t.bigint().notNull() }),
-  (table) => ({ pk: primaryKey({ columns: [table.token, table.holder] }) }),
-);
-`,
-  );
-  writeFileSync(
-    join(appDir, 'src', 'index.ts'),
-    `import { ponder } from 'ponder:registry';
-import { balance, transfer } from 'ponder:schema';
-
-const ZERO = '0x0000000000000000000000000000000000000000';
-
-ponder.on('Token:Transfer', async ({ event, context }) => {
-  const token = event.log.address;
-  const { from, to, value } = event.args;
-  await context.db.insert(transfer).values({
-    token,
-    blockNumber: event.block.number,
-    logIndex: event.log.logIndex,
-    txIndex: event.transaction.transactionIndex,
-    txHash: event.transaction.hash,
-    from,
-    to,
-    value,
-    time: event.block.timestamp,
-  });
-  if (from !== ZERO) {
-    await context.db
-      .insert(balance)
-      .values({ token, holder: from, amount: -value })
-      .onConflictDoUpdate((row) => ({ amount: row.amount - value }));
-  }
-  if (to !== ZERO) {
-    await context.db
-      .insert(balance)
-      .values({ token, holder: to, amount: value })
-      .onConflictDoUpdate((row) => ({ amount: row.amount + value }));
-  }
-});
-`,
-  );
-  // Ponder 1.0 requires an API file; this one answers the benchmark's check of what was stored.
-  writeFileSync(
-    join(appDir, 'src', 'api', 'index.ts'),
-    `import { db } from 'ponder:api';
-import { balance, transfer } from 'ponder:schema';
-import { count, gt } from 'ponder';
-import { Hono } from 'hono';
-
-const app = new Hono();
-app.get('/bench-counts', async (c) => {
-  const [transfers] = await db.select({ n: count() }).from(transfer);
-  const [holders] = await db.select({ n: count() }).from(balance).where(gt(balance.amount, 0n));
-  return c.json({ transfers: transfers?.n ?? 0, holders: holders?.n ?? 0 });
-});
-export default app;
-`,
-  );
 }
 
 interface PonderLine {
@@ -453,112 +285,6 @@ async function runTokenquery(
     peakRssBytes: r.peakRssBytes,
     cpuSeconds,
   };
-}
-
-/** Peak RSS of a process and its descendants (/proc VmRSS, the descendants listed anew every second). */
-function treeRssSampler(root: number): { stop(): number } {
-  let pids = [root];
-  let peak = 0;
-  let listedAt = 0;
-  const sample = (): void => {
-    if (Date.now() - listedAt > 1000) {
-      pids = descendants(root);
-      listedAt = Date.now();
-    }
-    let sum = 0;
-    for (const pid of pids) sum += vmRss(pid);
-    peak = Math.max(peak, sum);
-  };
-  sample();
-  const timer = setInterval(sample, 100);
-  timer.unref();
-  return {
-    stop() {
-      clearInterval(timer);
-      return peak;
-    },
-  };
-}
-
-/** User + system CPU seconds of a process and its live descendants, and of the children they reaped. */
-function treeCpuSeconds(root: number): number {
-  let ticks = 0;
-  for (const pid of descendants(root)) {
-    const fields = statFields(pid);
-    // utime, stime, cutime, cstime: fields 14–17 of /proc/<pid>/stat.
-    if (fields) ticks += Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14]);
-  }
-  return ticks / CLOCK_TICKS;
-}
-
-/** `getconf CLK_TCK`: 100 on every Linux build that matters here. */
-const CLOCK_TICKS = 100;
-
-/** Fields after the command name of /proc/<pid>/stat (field 3, the state, first). */
-function statFields(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
-}
-
-function descendants(root: number): number[] {
-  const children = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const fields = statFields(Number(entry));
-    if (!fields) continue;
-    const ppid = Number(fields[1]);
-    const list = children.get(ppid);
-    if (list) list.push(Number(entry));
-    else children.set(ppid, [Number(entry)]);
-  }
-  const out: number[] = [];
-  const queue = [root];
-  while (queue.length > 0) {
-    const pid = queue.shift()!;
-    out.push(pid);
-    queue.push(...(children.get(pid) ?? []));
-  }
-  return out;
-}
-
-function vmRss(pid: number): number {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function lines(child: ChildProcess, stream: 'stdout' | 'stderr', onLine: (line: string) => void): void {
-  let rest = '';
-  child[stream]!.setEncoding('utf8');
-  child[stream]!.on('data', (chunk: string) => {
-    const parts = (rest + chunk).split('\n');
-    rest = parts.pop() ?? '';
-    for (const part of parts) if (part.trim() !== '') onLine(part);
-  });
-}
-
-/** SIGTERM to the child's process group (Ponder shuts down cleanly on it), SIGKILL after 15 s. */
-async function stopGroup(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const signal = (name: NodeJS.Signals): void => {
-    try {
-      process.kill(-child.pid!, name);
-    } catch {
-      // already gone
-    }
-  };
-  signal('SIGTERM');
-  const timer = setTimeout(() => signal('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 export function renderPonder(r: PonderReport, machine: string): string {

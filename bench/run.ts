@@ -13,7 +13,8 @@ import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
-import { renderGrowth, runGrowthBench } from './growth.js';
+import { runGrowthBench } from './growth.js';
+import { renderGrowth } from './growth-report.js';
 import { renderImport, runImportBench } from './import.js';
 import { type NeoReport, runNeoBench } from './neo.js';
 import { renderPonder, runPonderBench } from './ponder.js';
@@ -399,7 +400,7 @@ function renderNeo(r: NeoReport, f: MachineFacts): string {
   return [
     machineLine(f),
     '',
-    `Decoding (\`src/chains/neo/bench-decode.ts\`, one thread, no I/O): JSON text of recorded mainnet answers to ` +
+    `Decoding (\`bench/neo-decode.ts\`, one thread, no I/O): JSON text of recorded mainnet answers to ` +
       'validated, decoded data: `JSON.parse`, validation, NEP-5 transfers, deployments, and UTXO transfer ' +
       'derivation with inputs from an in-memory output table.',
     '',

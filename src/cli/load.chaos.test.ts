@@ -15,21 +15,18 @@ import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getBlockNumber } from '../devchain/chain.js';
 import { addressOf, type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
+import { apiPaths } from '../indexer/testing/api-view.js';
 import {
-  apiPaths,
   caughtUp,
   chaosBackends,
   chaosSeed,
-  diffStoreAgainstNode,
   openAt,
-  readNodeTruth,
   recordResult,
   rssOf,
   scaled,
-  settledHead,
-  startMiner,
-  startTraffic,
 } from '../indexer/testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from '../indexer/testing/evm-truth.js';
+import { settledHead, startMiner, startTraffic } from '../indexer/testing/live-traffic.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import { apiUrl, getJson, lines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';

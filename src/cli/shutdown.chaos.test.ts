@@ -19,22 +19,18 @@ import { after, before, describe, test } from 'node:test';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { addressOf, type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
+import { apiPaths } from '../indexer/testing/api-view.js';
 import {
-  apiPaths,
   caughtUp,
   chaosBackends,
   chaosSeed,
-  diffSnapshots,
-  diffStoreAgainstNode,
   openAt,
-  readNodeTruth,
   recordResult,
   scaled,
-  settledHead,
-  snapshotStore,
-  startTraffic,
-  type Traffic,
 } from '../indexer/testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from '../indexer/testing/evm-truth.js';
+import { settledHead, startTraffic, type Traffic } from '../indexer/testing/live-traffic.js';
+import { diffSnapshots, snapshotStore } from '../indexer/testing/store-snapshots.js';
 import { silentLogger } from '../internal/logger.js';
 import { seededRandom } from '../internal/random.js';
 import { waitFor } from '../internal/testing/wait.js';

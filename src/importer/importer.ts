@@ -14,12 +14,15 @@
 import { statSync } from 'node:fs';
 import { UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { BlockRef, IndexBatch, Store, TokenMetadata, TransferRecord } from '../store/types.js';
+import type { Store } from '../store/types.js';
+import { createBatchPreparer } from './batch-preparation.js';
 import { ImportInputError, type ImportRow } from './columns.js';
 import { displayName, type InputFormat, readExport } from './input.js';
-import { type BlockFacts, type ImportNode, NodeMismatchError, type TokenFacts } from './node-reader.js';
+import type { ImportNode } from './node-reader.js';
 import { createImportProgress } from './progress.js';
+import { checkColumns, createRowCheck } from './row-checks.js';
 import { createStaging, type Staging, sameTransfer } from './staging.js';
+import { createTokenLookup } from './token-lookup.js';
 
 export interface ImportOptions {
   store: Store;
@@ -111,7 +114,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   const floor = startCheckpoint?.block ?? null;
   const nodeHead = node === null ? null : await node.head();
   nodeHeadCheck(nodeHead);
-  let headSeen = Math.max((await store.writer.getChainStatus(chain))?.head ?? 0, nodeHead ?? 0);
+  const headSeen = Math.max((await store.writer.getChainStatus(chain))?.head ?? 0, nodeHead ?? 0);
   const progress = createImportProgress({ logger, tty: options.tty ?? process.stderr.isTTY === true });
 
   const summary: ImportSummary = {
@@ -134,169 +137,21 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   };
 
   // ---- tokens: known to the store, or classified (and their metadata read) once per run ----
-  const nonFungible = new Set<string>();
-  const tokenFacts = new Map<string, Promise<TokenFacts | 'known'>>();
+  const factsOf = createTokenLookup({ store, chain, node, where, rpcHint });
   /** Tokens seen while reading, checked against the store when there is no node to ask. */
   const seenTokens = new Set<string>();
 
-  function factsOf(samples: ImportRow[]): Promise<(TokenFacts | 'known')[]> {
-    const fresh = samples.filter((s) => !tokenFacts.has(s.token));
-    if (fresh.length > 0) {
-      const all = (async () => {
-        const unknown: ImportRow[] = [];
-        const known = new Set<string>();
-        for (const s of fresh) {
-          if (await store.writer.getToken(chain, s.token)) known.add(s.token);
-          else unknown.push(s);
-        }
-        if (unknown.length > 0 && node === null) {
-          const first = unknown[0]!;
-          throw new ImportInputError(
-            `${where(first.file, first.line)}: token ${first.token} is new to the store: its name, symbol and decimals come from a node; ${rpcHint}`,
-          );
-        }
-        const facts =
-          node === null
-            ? []
-            : await node.tokens(
-                unknown.map((s) => ({
-                  token: s.token,
-                  blockNumber: s.blockNumber,
-                  logIndex: s.logIndex,
-                  txHash: s.txHash,
-                  where: where(s.file, s.line),
-                })),
-              );
-        const byToken = new Map<string, TokenFacts | 'known'>();
-        for (const token of known) byToken.set(token, 'known');
-        unknown.forEach((s, i) => {
-          byToken.set(s.token, facts[i] ?? null);
-        });
-        return byToken;
-      })();
-      for (const s of fresh) {
-        const one = all.then((map) => map.get(s.token)!);
-        one.catch(() => {}); // the error reaches the caller through Promise.all below
-        tokenFacts.set(s.token, one);
-      }
-    }
-    return Promise.all(samples.map((s) => tokenFacts.get(s.token)!));
-  }
-
   // ---- writing: batches of whole blocks, prepared ahead, committed in order ----
-  interface Prepared {
-    batch: IndexBatch;
-    rows: number;
-  }
-
-  async function prepare(rows: ImportRow[], from: number, to: number): Promise<Prepared> {
-    const needTx = new Set<number>();
-    const needTime = new Set<number>();
-    for (const r of rows) {
-      if (r.txIndex === null) needTx.add(r.blockNumber);
-      else if (r.time === null) needTime.add(r.blockNumber);
-    }
-    for (const b of needTx) needTime.delete(b);
-    // Blocks inside the unfinalized window get block refs, so that the indexer can detect a reorg
-    // of imported blocks; only then is the block list of the batch not empty.
-    const windowFrom =
-      nodeHead === null ? Number.POSITIVE_INFINITY : Math.max(from, nodeHead - finalityDepth + 1);
-    const windowBlocks: number[] = [];
-    for (let b = windowFrom; b <= to; b++) if (!needTx.has(b)) windowBlocks.push(b);
-    for (const b of windowBlocks) needTime.delete(b);
-
-    // First row of every token, for the ones that need a look at the node.
-    const firstRows = new Map<string, ImportRow>();
-    for (const r of rows) if (!firstRows.has(r.token)) firstRows.set(r.token, r);
-    const samples = [...firstRows.values()];
-
-    const [withTx, times, window, facts] = await Promise.all([
-      node === null ? new Map<number, BlockFacts>() : node.blocks([...needTx], true),
-      node === null ? new Map<number, BlockFacts>() : node.blocks([...needTime], false),
-      node === null ? new Map<number, BlockFacts>() : node.blocks(windowBlocks, false),
-      factsOf(samples),
-    ]);
-    const block = (n: number) => withTx.get(n) ?? window.get(n) ?? times.get(n);
-
-    const metadata: TokenMetadata[] = [];
-    const skip = new Set<string>();
-    samples.forEach((s, i) => {
-      const f = facts[i]!;
-      if (f === 'known') return;
-      if (f === null) {
-        skip.add(s.token);
-        if (!nonFungible.has(s.token)) {
-          nonFungible.add(s.token);
-          logger.debug({ token: s.token }, 'not an ERC-20 (its Transfer logs carry no amount): rows skipped');
-        }
-      } else metadata.push(f);
-    });
-
-    const transfers: TransferRecord[] = [];
-    let skippedRows = 0;
-    for (const r of rows) {
-      if (skip.has(r.token)) {
-        skippedRows++;
-        continue;
-      }
-      const facts =
-        r.time === null || r.txIndex === null || r.blockHash !== null ? block(r.blockNumber) : undefined;
-      if (facts !== undefined && r.blockHash !== null && facts.hash !== r.blockHash) {
-        throw new NodeMismatchError(
-          `${where(r.file, r.line)}: block ${r.blockNumber} has hash ${facts.hash} on the node but ${r.blockHash} in the export: is the node on the same chain?`,
-        );
-      }
-      let txIndex = r.txIndex;
-      if (txIndex === null) {
-        txIndex = facts?.txIndex?.get(r.txHash) ?? null;
-        if (txIndex === null) {
-          throw new NodeMismatchError(
-            `${where(r.file, r.line)}: transaction ${r.txHash} is not in block ${r.blockNumber} on the node: is it on the same chain as the export?`,
-          );
-        }
-      }
-      const time = r.time ?? facts?.timestamp;
-      if (time === undefined) throw new Error(`no time for block ${r.blockNumber}`); // fetched above
-      transfers.push({
-        token: r.token,
-        blockNumber: r.blockNumber,
-        logIndex: r.logIndex,
-        txIndex,
-        txHash: r.txHash,
-        from: r.from,
-        to: r.to,
-        value: BigInt(r.value),
-        time,
-      });
-    }
-    const refs: BlockRef[] = windowBlocks.flatMap((n) => {
-      const b = block(n);
-      return b === undefined ? [] : [{ number: b.number, hash: b.hash, parentHash: b.parentHash }];
-    });
-    for (const n of needTx) {
-      if (n >= windowFrom) {
-        const b = withTx.get(n)!;
-        refs.push({ number: b.number, hash: b.hash, parentHash: b.parentHash });
-      }
-    }
-    const last = rows[rows.length - 1];
-    const toBlockHash = block(to)?.hash ?? (last?.blockNumber === to ? last.blockHash : null);
-    headSeen = Math.max(headSeen, to);
-    return {
-      rows: skippedRows,
-      batch: {
-        chain,
-        fromBlock: from,
-        toBlock: to,
-        toBlockHash,
-        transfers,
-        tokens: metadata,
-        blocks: refs,
-        head: headSeen,
-        pruneBlocksBelow: headSeen - finalityDepth,
-      },
-    };
-  }
+  const preparer = createBatchPreparer({
+    chain,
+    node,
+    nodeHead,
+    finalityDepth,
+    head: headSeen,
+    tokens: factsOf,
+    logger,
+    where,
+  });
 
   let committedRows = 0;
   const committedTokens = new Set<string>();
@@ -309,7 +164,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   async function schedule(rows: ImportRow[], from: number, to: number): Promise<void> {
     const rowCount = rows.length;
     // Only the prepared batch is kept until its commit, not the rows it was made of.
-    const prepared = prepare(rows, from, to);
+    const prepared = preparer.prepare(rows, from, to);
     prepared.catch(() => {}); // awaited in the commit below
     const commit = commitChain.then(async () => {
       const p = await prepared;
@@ -372,6 +227,14 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   }
 
   // ---- reading ----
+  const checkRow = createRowCheck({
+    node: node !== null,
+    nodeHead,
+    fromBlock: options.fromBlock,
+    toBlock: options.toBlock,
+    where,
+    rpcHint,
+  });
   let staging: Staging | null = null;
   const readStarted = Date.now();
   let minBlock = Number.POSITIVE_INFINITY;
@@ -401,17 +264,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
           bytesRead += n;
         },
         onOpen: ({ columns }) => {
-          if (node !== null || columns === null) return;
-          for (const [column, what] of [
-            ['block_timestamp', 'block times'],
-            ['transaction_index', 'transaction positions'],
-          ] as const) {
-            if (!columns.has(column)) {
-              throw new ImportInputError(
-                `${names[fileIndex]}: the export has no ${column} column: ${what} come from a node; ${rpcHint}`,
-              );
-            }
-          }
+          if (node === null && columns !== null) checkColumns(columns, names[fileIndex]!, rpcHint);
         },
       });
       for await (const chunk of chunks) {
@@ -422,30 +275,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
         for (const row of chunk.rows) {
           summary.rowsRead++;
           const b = row.blockNumber;
-          if (node === null && (row.time === null || row.txIndex === null)) {
-            const [column, what] =
-              row.time === null
-                ? ['block_timestamp', 'block times']
-                : ['transaction_index', 'transaction positions'];
-            throw new ImportInputError(
-              `${where(row.file, row.line)}: column ${column} is missing: ${what} come from a node; ${rpcHint}`,
-            );
-          }
-          if (options.fromBlock !== undefined && b < options.fromBlock) {
-            throw new ImportInputError(
-              `${where(row.file, row.line)}: block ${b} is below --from-block ${options.fromBlock}`,
-            );
-          }
-          if (options.toBlock !== undefined && b > options.toBlock) {
-            throw new ImportInputError(
-              `${where(row.file, row.line)}: block ${b} is above --to-block ${options.toBlock}`,
-            );
-          }
-          if (nodeHead !== null && b > nodeHead) {
-            throw new NodeMismatchError(
-              `${where(row.file, row.line)}: block ${b} is above the node's head ${nodeHead}: is the node synced, and on the same chain?`,
-            );
-          }
+          checkRow(row);
           if (sorted) {
             if (previous !== null) {
               const order = b - previous.blockNumber || row.logIndex - previous.logIndex;
@@ -529,7 +359,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     staging?.close();
   }
   summary.interrupted = signal?.aborted === true;
-  summary.nonFungibleTokens = nonFungible.size;
+  summary.nonFungibleTokens = preparer.nonFungibleTokens();
   summary.checkpoint = (await store.writer.getCheckpoint(chain))?.block ?? null;
 
   if (node !== null && summary.imported > 0 && !summary.interrupted)

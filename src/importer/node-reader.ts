@@ -6,8 +6,9 @@
  */
 import { TRANSFER_TOPIC, toQuantity } from '../chains/evm/abi.js';
 import type { EvmBlockHeader, EvmSource, TokenSupply } from '../chains/evm/types.js';
+import { classifyRpcError } from '../chains/jsonrpc/error-classification.js';
 import { InvalidRpcResponseError } from '../chains/jsonrpc/errors.js';
-import { classifyRpcError, type RpcBatchItem, type RpcClient } from '../chains/jsonrpc/rpc-client.js';
+import type { RpcBatchItem, RpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { sleep } from '../internal/async.js';
 import { TokenqueryError, UserError } from '../internal/errors.js';
 import type { TokenMetadata } from '../store/types.js';

@@ -29,15 +29,12 @@ import {
   type ChaosBackend,
   chaosBackends,
   chaosSeed,
-  diffSnapshots,
-  diffStoreAgainstNode,
   openAt,
-  readNodeTruth,
   recordResult,
   scaled,
-  snapshotStore,
-  transferTotal,
 } from './testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { diffSnapshots, snapshotStore, transferTotal } from './testing/store-snapshots.js';
 
 const logger = silentLogger();
 const FINALITY = 3;

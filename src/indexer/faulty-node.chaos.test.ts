@@ -31,21 +31,10 @@ import { type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
-import {
-  caughtUp,
-  chaosBackends,
-  chaosSeed,
-  diffSnapshots,
-  diffStoreAgainstNode,
-  openAt,
-  readNodeTruth,
-  recordResult,
-  scaled,
-  settledHead,
-  snapshotStore,
-  startMiner,
-  startTraffic,
-} from './testing/chaos.js';
+import { caughtUp, chaosBackends, chaosSeed, openAt, recordResult, scaled } from './testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { settledHead, startMiner, startTraffic } from './testing/live-traffic.js';
+import { diffSnapshots, snapshotStore } from './testing/store-snapshots.js';
 
 const logger = silentLogger();
 const FINALITY = 6;

@@ -38,22 +38,11 @@ import { silentLogger } from '../internal/logger.js';
 import { seededRandom } from '../internal/random.js';
 import { waitFor } from '../internal/testing/wait.js';
 import type { Store } from '../store/types.js';
-import {
-  chaosBackends,
-  chaosSeed,
-  diffApiAgainstNode,
-  diffSnapshots,
-  diffStoreAgainstNode,
-  dropPendingTransactions,
-  openAt,
-  readNodeTruth,
-  recordResult,
-  scaled,
-  snapshotStore,
-  startMiner,
-  startTraffic,
-  type Traffic,
-} from './testing/chaos.js';
+import { diffApiAgainstNode } from './testing/api-view.js';
+import { chaosBackends, chaosSeed, openAt, recordResult, scaled } from './testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { dropPendingTransactions, startMiner, startTraffic, type Traffic } from './testing/live-traffic.js';
+import { diffSnapshots, snapshotStore } from './testing/store-snapshots.js';
 
 const logger = silentLogger();
 const WINDOW = { eth: 40, bsc: 8 };

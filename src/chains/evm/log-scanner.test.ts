@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seededRandomInt as random } from '../../internal/random.js';
 import { TRANSFER_TOPIC } from './abi.js';
+import { transfersOfLogsAnswer } from './answer-parsing.js';
 import { type ScannedTransfers, scanTransferLogs } from './log-scanner.js';
-import { transfersOfLogsAnswer } from './source.js';
 import type { RawLog } from './testing/fixture-node.js';
 import { loadFixtureSet } from './testing/fixture-sets.js';
 

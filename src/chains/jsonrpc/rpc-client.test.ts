@@ -3,14 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { silentLogger } from '../../internal/logger.js';
 import { type FixtureFault, type FixtureNode, startFixtureNode } from '../evm/testing/fixture-node.js';
 import { loadEthereumEtlSet } from '../evm/testing/fixture-sets.js';
+import { classifyRpcError, suggestedRangeOf } from './error-classification.js';
 import { RpcResponseError, RpcTransportError } from './errors.js';
-import {
-  classifyRpcError,
-  createRpcClient,
-  RangeTooLargeError,
-  type RpcClientOptions,
-  suggestedRangeOf,
-} from './rpc-client.js';
+import { createRpcClient, RangeTooLargeError, type RpcClientOptions } from './rpc-client.js';
 
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
 

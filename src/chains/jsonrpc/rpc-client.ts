@@ -1,9 +1,29 @@
-import { isAscii } from 'node:buffer';
+/**
+ * The JSON-RPC client over HTTP(S): single calls and split batches, retries of transient faults
+ * with backoff, typed errors, and an optional scanner that reads big answers from their bytes.
+ * How an error object is classified is in `error-classification.ts`; the reading of one HTTP
+ * answer in `http-answers.ts`.
+ */
 import { sleep } from '../../internal/async.js';
-import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
-import type { RpcFailure, RpcObserver } from '../../internal/rpc-metrics.js';
+import type { RpcObserver } from '../../internal/rpc-metrics.js';
+import { classifyRpcError, suggestedRangeOf } from './error-classification.js';
 import { RangeTooLargeError, RpcResponseError, RpcTransportError } from './errors.js';
+import {
+  batchMethod,
+  bodyText,
+  describeNetworkError,
+  failureOf,
+  isOk,
+  isRangeEnvelope,
+  isRecord,
+  looksLikeJsonRpc,
+  parseEndpoint,
+  parseErrorObject,
+  parseRetryAfter,
+  TransientFault,
+  tryParseJson,
+} from './http-answers.js';
 import { createHttpPoster, type HttpAnswer } from './http-post.js';
 
 export { RangeTooLargeError } from './errors.js';
@@ -78,164 +98,6 @@ export interface RpcClient {
    * rate-limit errors, whose calls are sent again.
    */
   batch(calls: readonly RpcBatchCall[]): Promise<RpcBatchItem[]>;
-}
-
-/** How a JSON-RPC error object should be handled. */
-export type RpcErrorKind =
-  /** The provider refuses the range or the answer size: split the request. */
-  | 'range'
-  /** Rate limit, overload, internal fault: retry later. */
-  | 'transient'
-  /** The node has no block or state for the requested height (behind, or pruned). */
-  | 'missing-state'
-  /** Anything else (reverts, invalid params, method not found). */
-  | 'other';
-
-// Messages providers use to refuse an `eth_getLogs` range or an oversized answer. Sources:
-// geth/erigon/reth, Infura, Alchemy, QuickNode, Ankr, BlockPI, 1RPC, publicnode, Chainstack,
-// Cloudflare, Avalanche, Arbitrum, Optimism/Base, Moonbeam, Aurora, Harmony (see ponder's
-// getLogsRetryHelper for the provider-by-provider list).
-const RANGE_PATTERNS: readonly RegExp[] = [
-  /query returned more than \d+ results/i,
-  /query exceeds max (results|block range)/i,
-  /block range (is )?too (large|wide)/i,
-  /\brange (is )?too large/i,
-  /exceeds? (the )?max(imum)? block range/i,
-  /maximum block range/i,
-  /log response size exceeded/i,
-  /too many blocks/i,
-  /response size should not greater than/i,
-  /limited to (a )?[\d,.]+ (block )?range/i,
-  /limited to [\d,.]+ blocks?/i,
-  /(backend )?response (is )?too (large|big)/i,
-  /logs matched by query exceeds limit/i,
-  /exceeds the range allowed/i,
-  /block range limit exceeded/i,
-  /limit the query to at most/i,
-  /block range (greater than|exceeds)/i,
-  /query must be smaller than size/i,
-  /up to a [\d,.]+ block range/i,
-  /blocks distance/i,
-  /max range: \d+/i,
-  /maximum allowed number of requested blocks/i,
-  /try with this block range/i,
-  /this block range should work/i,
-  /reduc(e|ing) (your |the )?(block )?range/i,
-  /too many (results|logs)/i,
-];
-
-// Provider messages that name the block count they accept, to offer the caller a first guess.
-const SUGGESTED_RANGE_PATTERNS: readonly RegExp[] = [
-  /maximum is set to (\d+)/i,
-  /max range: (\d+)/i,
-  /maximum allowed number of requested blocks is (\d+)/i,
-  /limited to (?:a )?([\d,.]+)/i,
-  /limit the query to at most ([\d,.]+) blocks/i,
-  /maximum block range:? ([\d,.]+)/i,
-  /max block range:? ([\d,.]+)/i,
-  /block range greater than ([\d,.]+)/i,
-  /block range exceeds ([\d,.]+)/i,
-  /up to a ([\d,.]+) block range/i,
-  /blocks distance: (\d+)/i,
-  /\(max(?:imum)? ([\d,.]+)(?: blocks)?\)/i,
-  /max(?:imum)? is ([\d,.]+) blocks/i,
-];
-
-const MISSING_STATE_PATTERNS: readonly RegExp[] = [
-  /missing trie node/i,
-  /header not found/i,
-  /unknown block/i,
-  /block not found/i,
-  /state .*not available/i,
-  /not available.*state/i,
-  /state (is )?(pruned|unavailable)/i,
-  /pruned/i,
-  /historical state/i,
-  /required historical state unavailable/i,
-  /state histories/i,
-  // A node whose head is below the requested block (behind a load balancer, or mid-reorg: anvil
-  // unwinds its head during `anvil_reorg`): anvil/foundry, and geth for `eth_getLogs`.
-  /BlockOutOfRange|block height is \d+ but requested was \d+/i,
-  /beyond (the )?current head/i,
-];
-
-const TRANSIENT_PATTERNS: readonly RegExp[] = [
-  /too many requests/i,
-  /rate.?limit/i,
-  /request limit/i,
-  /capacity/i,
-  /compute units/i,
-  /throughput/i,
-  /try again/i,
-  /temporar/i,
-  /\bbusy\b/i,
-  /overload/i,
-  /time(d)? ?out/i,
-  /upstream/i,
-  /no backend/i,
-  /unavailable/i,
-  /internal (server )?error/i,
-];
-
-const REVERT_PATTERN =
-  /revert|invalid opcode|out of gas|stack (underflow|overflow)|invalid jump|vm execution error/i;
-
-/** Classifies a JSON-RPC error object (see {@link RpcErrorKind}). */
-export function classifyRpcError(error: { code: number; message: string }): RpcErrorKind {
-  const { code, message } = error;
-  if (RANGE_PATTERNS.some((re) => re.test(message))) return 'range';
-  // Infura and others send -32005 for both "too many results" and plain rate limits.
-  if (code === -32005 && /more than|range/i.test(message)) return 'range';
-  if (REVERT_PATTERN.test(message)) return 'other';
-  if (MISSING_STATE_PATTERNS.some((re) => re.test(message))) return 'missing-state';
-  if (code === -32005 || code === 429 || code === -32603) return 'transient';
-  if (TRANSIENT_PATTERNS.some((re) => re.test(message))) return 'transient';
-  return 'other';
-}
-
-/** The block count a range refusal names, if any. */
-export function suggestedRangeOf(message: string): number | undefined {
-  for (const re of SUGGESTED_RANGE_PATTERNS) {
-    const m = re.exec(message);
-    if (m?.[1] !== undefined) {
-      const n = Number(m[1].replace(/[,.]/g, ''));
-      if (Number.isSafeInteger(n) && n > 0) return n;
-    }
-  }
-  // Infura: "Try with this block range [0xA, 0xB]" (inclusive bounds).
-  const m = /block range (?:should work: )?\[0x([0-9a-f]+),\s*0x([0-9a-f]+)\]/i.exec(message);
-  if (m?.[1] !== undefined && m[2] !== undefined) {
-    const n = Number.parseInt(m[2], 16) - Number.parseInt(m[1], 16) + 1;
-    if (Number.isSafeInteger(n) && n > 0) return n;
-  }
-  return undefined;
-}
-
-/** A fault worth another attempt. Internal to the retry loop. */
-class TransientFault extends Error {
-  readonly status: number | undefined;
-  readonly retryAfterMs: number | undefined;
-  /** How the round trip failed, for the metrics; default `malformed`. */
-  readonly failure: RpcFailure;
-
-  constructor(
-    reason: string,
-    options: { status?: number; retryAfterMs?: number; failure?: RpcFailure } = {},
-  ) {
-    super(reason);
-    this.status = options.status;
-    this.retryAfterMs = options.retryAfterMs;
-    this.failure = options.failure ?? 'malformed';
-  }
-}
-
-/** The metrics' name for how an attempt failed. */
-function failureOf(error: unknown): RpcFailure {
-  if (error instanceof TransientFault) return error.failure;
-  if (error instanceof RangeTooLargeError) return 'range';
-  if (error instanceof RpcResponseError) return 'rpc';
-  if (error instanceof RpcTransportError) return 'http';
-  return 'malformed';
 }
 
 /**
@@ -452,98 +314,4 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   }
 
   return { request, batch };
-}
-
-/** A batch's method for the metrics: the one its calls share, or `mixed`. */
-function batchMethod(calls: readonly RpcBatchCall[], indices: readonly number[]): string {
-  const method = calls[indices[0]!]!.method;
-  return indices.every((i) => calls[i]!.method === method) ? method : 'mixed';
-}
-
-/** Splits `user:pass@` out of the URL: credentials go in the Authorization header, never in logs. */
-function parseEndpoint(url: string): { endpoint: string; authorization: string | undefined } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new UserError('invalid RPC URL (not a URL)');
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new UserError(`invalid RPC URL: protocol ${parsed.protocol} is not supported (use http or https)`);
-  }
-  let authorization: string | undefined;
-  if (parsed.username !== '' || parsed.password !== '') {
-    const user = decodeURIComponent(parsed.username);
-    const pass = decodeURIComponent(parsed.password);
-    authorization = `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
-    parsed.username = '';
-    parsed.password = '';
-  }
-  return { endpoint: parsed.toString(), authorization };
-}
-
-/** A short reason for a failed round trip, without addresses: error messages can name host and port. */
-function describeNetworkError(error: unknown): string {
-  if (error instanceof Error) {
-    const own = (error as { code?: unknown }).code;
-    if (typeof own === 'string') return `network error (${own})`;
-    const cause = (error as { cause?: unknown }).cause;
-    const code = isRecord(cause) && typeof cause.code === 'string' ? cause.code : undefined;
-    if (code !== undefined) return `network error (${code})`;
-    if (cause instanceof Error) return `network error (${cause.name})`;
-    return `network error (${error.name})`;
-  }
-  return 'network error';
-}
-
-function isOk(status: number): boolean {
-  return status >= 200 && status < 300;
-}
-
-function parseRetryAfter(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/**
- * The body as a string. JSON-RPC answers are nearly always pure ASCII (hex strings, numbers), and
- * then a one-byte (latin1) string is built directly: about twice as fast to make and to parse as
- * UTF-8 decoding (measured on 2.8 MB `eth_getLogs` answers). Anything else is decoded as UTF-8.
- */
-function bodyText(bytes: Buffer): string {
-  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
-}
-
-function tryParseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function looksLikeJsonRpc(value: unknown): boolean {
-  if (Array.isArray(value)) return value.length > 0 && value.every(isRecord);
-  return isRecord(value) && ('result' in value || 'error' in value);
-}
-
-function isRangeEnvelope(value: unknown): boolean {
-  if (!isRecord(value)) return false;
-  const error = parseErrorObject(value.error);
-  return error !== undefined && classifyRpcError(error) === 'range';
-}
-
-function parseErrorObject(value: unknown): RpcErrorObject | undefined {
-  if (!isRecord(value)) return undefined;
-  const code = typeof value.code === 'number' && Number.isInteger(value.code) ? value.code : undefined;
-  const message = typeof value.message === 'string' ? value.message : undefined;
-  if (code === undefined || message === undefined) return undefined;
-  return value.data === undefined ? { code, message } : { code, message, data: value.data };
 }

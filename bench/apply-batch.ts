@@ -1,7 +1,7 @@
 /**
  * Measures applyBatch throughput, read latency and storage per transfer of either backend on
  * the same generated history (a fixed seed), so the two figures are comparable. Usage (after `npx tsc`):
- *   node dist/src/store/bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]
+ *   node dist/bench/apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]
  * Defaults: 200 000 transfers over 500 tokens and 50 000 holders, in batches of 5 000.
  * `spray` is the backfill benchmark's shape: each token minted once to one sender, who then sends
  * to holders picked uniformly, so no balance goes negative (every row takes the writer's hex fast
@@ -12,19 +12,23 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ZERO_ADDRESS } from '../internal/chains.js';
-import { silentLogger } from '../internal/logger.js';
-import { seededRandomInt } from '../internal/random.js';
-import { openStore } from './open.js';
-import { encodeHex } from './postgres/codec.js';
-import { LIST_TRANSFERS_SQL } from './postgres/statements.js';
-import { createTestDatabase, querySql, TEST_POSTGRES_URL } from './postgres/testing/test-database.js';
-import type { IndexBatch, Store, TransferRecord } from './types.js';
+import { ZERO_ADDRESS } from '../src/internal/chains.js';
+import { silentLogger } from '../src/internal/logger.js';
+import { seededRandomInt } from '../src/internal/random.js';
+import { openStore } from '../src/store/open.js';
+import { encodeHex } from '../src/store/postgres/codec.js';
+import { LIST_TRANSFERS_SQL } from '../src/store/postgres/statements.js';
+import {
+  createTestDatabase,
+  querySql,
+  TEST_POSTGRES_URL,
+} from '../src/store/postgres/testing/test-database.js';
+import type { IndexBatch, Store, TransferRecord } from '../src/store/types.js';
 
 const backendArg = process.argv[2] ?? 'both';
 if (!['sqlite', 'postgres', 'both'].includes(backendArg)) {
   console.error(
-    'usage: bench-apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]',
+    'usage: apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]',
   );
   process.exit(2);
 }

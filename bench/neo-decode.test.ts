@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { runNeoDecodeBench } from './bench-decode.js';
+import { runNeoDecodeBench } from './neo-decode.js';
 
 describe('NEO decoding benchmark', () => {
   test('decodes the corpus it claims and reports positive rates', () => {

@@ -10,12 +10,12 @@
  * For `npm run bench`: `runNeoDecodeBench()` returns the figures; nothing is printed.
  */
 import { performance } from 'node:perf_hooks';
-import { decodeBlock, parseBlock } from './block.js';
-import { decodeNep5Transfers, parseApplicationLog } from './nep5.js';
-import { loadNeoscanRecordings } from './testing/recordings.js';
-import { RPX_DEPLOY_BLOCK, synthesizePrevouts } from './testing/synthetic.js';
-import type { NeoCreatedOutput } from './types.js';
-import { deriveAssetTransfers, outputKey } from './utxo.js';
+import { decodeBlock, parseBlock } from '../src/chains/neo/block.js';
+import { decodeNep5Transfers, parseApplicationLog } from '../src/chains/neo/nep5.js';
+import { loadNeoscanRecordings } from '../src/chains/neo/testing/recordings.js';
+import { RPX_DEPLOY_BLOCK, synthesizePrevouts } from '../src/chains/neo/testing/synthetic.js';
+import type { NeoCreatedOutput } from '../src/chains/neo/types.js';
+import { deriveAssetTransfers, outputKey } from '../src/chains/neo/utxo.js';
 
 export interface NeoDecodeBenchOptions {
   /** Measure each part for at least this long. Default 2 s. */

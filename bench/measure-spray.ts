@@ -1,8 +1,8 @@
 // Measures how fast `spray` generates transfers on a fresh anvil; the figure the benchmarks rely on.
-// Usage: node dist/src/devchain/measure-spray.js [transfers=200000] [holders=10000] [perTx=10000]
-import { startAnvil } from './anvil.js';
-import { deployDemoTokens } from './deploy.js';
-import { SPRAY_GAS_LIMIT, spray } from './traffic.js';
+// Usage: node dist/bench/measure-spray.js [transfers=200000] [holders=10000] [perTx=10000]
+import { startAnvil } from '../src/devchain/anvil.js';
+import { deployDemoTokens } from '../src/devchain/deploy.js';
+import { SPRAY_GAS_LIMIT, spray } from '../src/devchain/traffic.js';
 
 const [transfers = 200_000, holders = 10_000, perTx = 10_000] = process.argv.slice(2).map(Number);
 const anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
