@@ -22,8 +22,7 @@
  * Below the value encodings: the rows the store's statements select (statements.ts), and their
  * mapping to the Store interface's records.
  */
-import { type ApiKeyLimitColumns, withApiKeyLimits } from '../api-key-limits.js';
-import type { ApiKeyRecord, ChainStatus, TokenRecord, TransferRecord } from '../types.js';
+import type { ChainStatus, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
 
@@ -108,14 +107,6 @@ export interface TokenRow {
   icon: string;
 }
 
-/** An `api_keys` row as `listKeys` and `findKey` select it. */
-export interface ApiKeyRow extends ApiKeyLimitColumns {
-  id: string;
-  hash: string;
-  label: string;
-  created_at: number;
-  revoked_at: number | null;
-}
 
 export function toChainStatus(row: ChainRow): ChainStatus {
   const status: ChainStatus = {
@@ -174,19 +165,6 @@ export function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
     firstBlock: row.first_block,
     icon: row.icon,
   };
-}
-
-export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return withApiKeyLimits(
-    {
-      id: row.id,
-      hash: row.hash,
-      label: row.label,
-      createdAt: row.created_at,
-      revokedAt: row.revoked_at,
-    },
-    row,
-  );
 }
 
 /** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */
