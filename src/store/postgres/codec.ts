@@ -107,7 +107,6 @@ export interface TokenRow {
   icon: string;
 }
 
-
 export function toChainStatus(row: ChainRow): ChainStatus {
   const status: ChainStatus = {
     chain: row.chain,

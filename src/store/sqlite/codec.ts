@@ -135,7 +135,6 @@ export interface ChainRow {
   balances_block: number | null;
 }
 
-
 export function toChainStatus(row: ChainRow): ChainStatus {
   const status: ChainStatus = {
     chain: row.chain,
