@@ -22,6 +22,7 @@
  * Below the value encodings: the rows the store's statements select (statements.ts), and their
  * mapping to the Store interface's records.
  */
+import { decodeTokenRow, type TokenColumns, type TokenDecoders } from '../rows.js';
 import type { ChainStatus, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
@@ -93,19 +94,14 @@ export interface ChainRow {
 }
 
 /** A `tokens` row as `getToken` and `listTokens` select it. */
-export interface TokenRow {
-  address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  total_supply: string | null;
-  cap: string | null;
-  burned_balance: string | null;
-  holder_count: number;
-  transfer_count: number;
-  first_block: number;
-  icon: string;
-}
+export type TokenRow = TokenColumns<string, string, string | null>;
+
+/** How the token columns decode (see `decodeTokenRow`). */
+const TOKEN_DECODERS: TokenDecoders<string, string, string | null> = {
+  address: decodeHex,
+  text: decodeText,
+  amount: decodeNullableAmount,
+};
 
 export function toChainStatus(row: ChainRow): ChainStatus {
   const status: ChainStatus = {
@@ -150,20 +146,7 @@ export function transferOfRow(token: string, row: TransferRow): TransferRecord {
 }
 
 export function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
-  return {
-    chain,
-    address: decodeHex(row.address),
-    name: decodeText(row.name),
-    symbol: decodeText(row.symbol),
-    decimals: row.decimals,
-    totalSupply: decodeNullableAmount(row.total_supply),
-    cap: decodeNullableAmount(row.cap),
-    burnedBalance: decodeNullableAmount(row.burned_balance),
-    holderCount: row.holder_count,
-    transferCount: row.transfer_count,
-    firstBlock: row.first_block,
-    icon: row.icon,
-  };
+  return decodeTokenRow(chain, row, TOKEN_DECODERS);
 }
 
 /** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */
