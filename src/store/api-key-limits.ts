@@ -52,6 +52,13 @@ export function encodeApiKeyLimits(limits: ApiKeyLimits): [number | null, number
   ];
 }
 
+/** The parameters of an `api_keys` insert: id, hash, label, created_at, revoked_at, then the limit columns. */
+export function encodeApiKey(
+  key: ApiKeyRecord,
+): [string, string, string, number, number | null, number | null, number | null, string | null] {
+  return [key.id, key.hash, key.label, key.createdAt, key.revokedAt, ...encodeApiKeyLimits(key)];
+}
+
 /** Adds the limits of `row` to `record` (fields stay absent where the columns are NULL). */
 export function withApiKeyLimits(record: ApiKeyRecord, row: ApiKeyLimitColumns): ApiKeyRecord {
   const perSecond = row.rate_per_second;

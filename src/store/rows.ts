@@ -2,7 +2,39 @@
  * Stored rows → the records of types.ts, for what both backends select alike: the same columns,
  * each backend decoding its own encodings (codec.ts of each).
  */
-import type { NeoTokenRecord, TokenRecord } from './types.js';
+import type { ChainStatus, ChainWriter, NeoTokenRecord, TokenRecord } from './types.js';
+
+/** The columns of a `chains` row both backends keep alike. */
+export interface ChainStatusColumns {
+  chain: string;
+  head: number;
+  indexed_block: number | null;
+  last_error: string | null;
+  updated_at: number;
+  seed_block: number | null;
+}
+
+/**
+ * The status of a chain from its row; `holdersPartial` as the backend keeps it, `writer` where
+ * the backend elects writers and one was elected. Optional fields stay absent where unset.
+ */
+export function decodeChainStatus(
+  row: ChainStatusColumns,
+  holdersPartial: boolean,
+  writer?: ChainWriter,
+): ChainStatus {
+  const status: ChainStatus = {
+    chain: row.chain,
+    head: row.head,
+    indexed: row.indexed_block,
+    lastError: row.last_error,
+    updatedAt: row.updated_at,
+  };
+  if (writer !== undefined) status.writer = writer;
+  if (row.seed_block !== null) status.seedBlock = row.seed_block;
+  if (holdersPartial) status.holdersPartial = true;
+  return status;
+}
 
 /** A `tokens` row as the reads select it: `Bytes` an address, `Text` a name or symbol, `Amount` a nullable amount. */
 export interface TokenColumns<Bytes, Text, Amount> {

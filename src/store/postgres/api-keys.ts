@@ -1,6 +1,12 @@
 /** The PostgreSQL store's API keys part: `keys` commands write the `api_keys` table, the API looks keys up. */
 import pg from 'pg';
-import { type ApiKeyRow, duplicateApiKeyError, encodeApiKeyLimits, toApiKey } from '../api-key-limits.js';
+import {
+  type ApiKeyRow,
+  duplicateApiKeyError,
+  encodeApiKey,
+  encodeApiKeyLimits,
+  toApiKey,
+} from '../api-key-limits.js';
 import type { ApiKeyLimits, ApiKeyRecord, ApiKeyStore } from '../types.js';
 import { run } from './statements.js';
 
@@ -8,14 +14,7 @@ export function createApiKeys(pool: pg.Pool): ApiKeyStore {
   return {
     async createApiKey(key: ApiKeyRecord): Promise<void> {
       try {
-        await run(pool, 'insertKey', [
-          key.id,
-          key.hash,
-          key.label,
-          key.createdAt,
-          key.revokedAt,
-          ...encodeApiKeyLimits(key),
-        ]);
+        await run(pool, 'insertKey', encodeApiKey(key));
       } catch (error) {
         if (error instanceof pg.DatabaseError && error.code === '23505') {
           throw duplicateApiKeyError(error);

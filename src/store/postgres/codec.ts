@@ -22,7 +22,7 @@
  * Below the value encodings: the rows the store's statements select (statements.ts), and their
  * mapping to the Store interface's records.
  */
-import { decodeTokenRow, type TokenColumns, type TokenDecoders } from '../rows.js';
+import { decodeChainStatus, decodeTokenRow, type TokenColumns, type TokenDecoders } from '../rows.js';
 import type { ChainStatus, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
@@ -104,19 +104,11 @@ const TOKEN_DECODERS: TokenDecoders<string, string, string | null> = {
 };
 
 export function toChainStatus(row: ChainRow): ChainStatus {
-  const status: ChainStatus = {
-    chain: row.chain,
-    head: row.head,
-    indexed: row.indexed_block,
-    lastError: row.last_error,
-    updatedAt: row.updated_at,
-  };
-  if (row.writer_epoch > 0) {
-    status.writer = { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 };
-  }
-  if (row.seed_block !== null) status.seedBlock = row.seed_block;
-  if (row.holders_partial) status.holdersPartial = true;
-  return status;
+  const writer =
+    row.writer_epoch > 0
+      ? { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 }
+      : undefined;
+  return decodeChainStatus(row, row.holders_partial, writer);
 }
 
 /** A transfer row as `listTransfers` and `scanTransfers` select it. */

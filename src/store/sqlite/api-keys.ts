@@ -3,7 +3,7 @@
  * them up. Only the key's hash is stored.
  */
 import Database from 'better-sqlite3';
-import { duplicateApiKeyError, encodeApiKeyLimits, toApiKey } from '../api-key-limits.js';
+import { duplicateApiKeyError, encodeApiKey, encodeApiKeyLimits, toApiKey } from '../api-key-limits.js';
 import type { ApiKeyStore } from '../types.js';
 import type { Statements } from './statements.js';
 
@@ -12,14 +12,7 @@ export function createApiKeys(sql: Statements): ApiKeyStore {
   return {
     async createApiKey(key) {
       try {
-        sql.insertKey.run(
-          key.id,
-          key.hash,
-          key.label,
-          key.createdAt,
-          key.revokedAt,
-          ...encodeApiKeyLimits(key),
-        );
+        sql.insertKey.run(...encodeApiKey(key));
       } catch (error) {
         if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
           throw duplicateApiKeyError(error);

@@ -4,6 +4,7 @@
  * here is injective and decodes to exactly the value it was given. Also the rows the store's
  * statements answer, and how they become the records of `../types.ts`.
  */
+import { decodeChainStatus } from '../rows.js';
 import type { ChainStatus, TokenRecord } from '../types.js';
 
 /** What a dynamically typed column hands back through better-sqlite3. */
@@ -136,15 +137,7 @@ export interface ChainRow {
 }
 
 export function toChainStatus(row: ChainRow): ChainStatus {
-  const status: ChainStatus = {
-    chain: row.chain,
-    head: row.head,
-    indexed: row.indexed_block,
-    lastError: row.last_error,
-    updatedAt: row.updated_at,
-  };
-  if (row.seed_block !== null) status.seedBlock = row.seed_block;
-  if (row.holders_partial !== 0) status.holdersPartial = true;
+  const status = decodeChainStatus(row, row.holders_partial !== 0);
   if (row.balances_block !== null) status.balancesBlock = row.balances_block;
   return status;
 }
