@@ -10,6 +10,15 @@ import { canonicalCidr } from '../internal/ip-allow-list.js';
 import { isValidRateLimit } from '../internal/rate-limit.js';
 import type { ApiKeyLimits, ApiKeyRecord } from './types.js';
 
+/** A row of the `api_keys` table, as both backends select it. */
+export interface ApiKeyRow extends ApiKeyLimitColumns {
+  id: string;
+  hash: string;
+  label: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
 /** The limit columns of an `api_keys` row. */
 export interface ApiKeyLimitColumns {
   rate_per_second: number | null;
@@ -43,6 +52,13 @@ export function encodeApiKeyLimits(limits: ApiKeyLimits): [number | null, number
   ];
 }
 
+/** The parameters of an `api_keys` insert: id, hash, label, created_at, revoked_at, then the limit columns. */
+export function encodeApiKey(
+  key: ApiKeyRecord,
+): [string, string, string, number, number | null, number | null, number | null, string | null] {
+  return [key.id, key.hash, key.label, key.createdAt, key.revokedAt, ...encodeApiKeyLimits(key)];
+}
+
 /** Adds the limits of `row` to `record` (fields stay absent where the columns are NULL). */
 export function withApiKeyLimits(record: ApiKeyRecord, row: ApiKeyLimitColumns): ApiKeyRecord {
   const perSecond = row.rate_per_second;
@@ -52,4 +68,22 @@ export function withApiKeyLimits(record: ApiKeyRecord, row: ApiKeyLimitColumns):
   }
   if (row.allow_ips !== null && row.allow_ips !== '') record.allowIps = row.allow_ips.split(',');
   return record;
+}
+
+export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
+  return withApiKeyLimits(
+    {
+      id: row.id,
+      hash: row.hash,
+      label: row.label,
+      createdAt: row.created_at,
+      revokedAt: row.revoked_at,
+    },
+    row,
+  );
+}
+
+/** The error `createApiKey` throws when the backend refuses the key's id or hash as a duplicate. */
+export function duplicateApiKeyError(cause: unknown): TokenqueryError {
+  return new TokenqueryError('an API key with this id or hash already exists', { cause });
 }

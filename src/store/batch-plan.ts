@@ -125,6 +125,42 @@ export function checkSeeds(
   return [...unique.values()];
 }
 
+/** A batch's starting balances as the backend records them (see {@link seedDeltas}). */
+export interface SeedDeltas {
+  /** The token id of each seed, in the order of the seeds. */
+  tokenIds: number[];
+  /**
+   * Call for each (token id, holder) pair the store records for the first time: adds its
+   * non-zero amount to the token's balance changes, so it is applied with the transfers. A pair
+   * seeded before already holds its balance.
+   */
+  recorded(id: number, holder: string): void;
+}
+
+/** The seeds of `seeds` (checked, see {@link checkSeeds}) over `work`; `idOf` gives a token's id. */
+export function seedDeltas(
+  seeds: readonly SeedBalance[],
+  idOf: (token: string) => number,
+  work: ReadonlyMap<string, TokenWork>,
+): SeedDeltas {
+  const byId = new Map<number, TokenWork>();
+  const amounts = new Map<string, bigint>();
+  const tokenIds: number[] = [];
+  for (const seed of seeds) {
+    const id = idOf(seed.token);
+    tokenIds.push(id);
+    byId.set(id, work.get(seed.token)!);
+    amounts.set(`${id}:${seed.holder}`, seed.amount);
+  }
+  return {
+    tokenIds,
+    recorded(id, holder) {
+      const amount = amounts.get(`${id}:${holder}`)!;
+      if (amount !== 0n) addDelta(byId.get(id)!.deltas, holder, amount);
+    },
+  };
+}
+
 /**
  * Groups the batch's transfers by token with their net balance changes, first block and supply
  * mark, then adds the NEO part (see {@link addNeoWork}). Rejects anything outside the batch's range.

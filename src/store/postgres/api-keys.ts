@@ -1,26 +1,23 @@
 /** The PostgreSQL store's API keys part: `keys` commands write the `api_keys` table, the API looks keys up. */
 import pg from 'pg';
-import { TokenqueryError } from '../../internal/errors.js';
-import { encodeApiKeyLimits } from '../api-key-limits.js';
+import {
+  type ApiKeyRow,
+  duplicateApiKeyError,
+  encodeApiKey,
+  encodeApiKeyLimits,
+  toApiKey,
+} from '../api-key-limits.js';
 import type { ApiKeyLimits, ApiKeyRecord, ApiKeyStore } from '../types.js';
-import { type ApiKeyRow, toApiKey } from './codec.js';
 import { run } from './statements.js';
 
 export function createApiKeys(pool: pg.Pool): ApiKeyStore {
   return {
     async createApiKey(key: ApiKeyRecord): Promise<void> {
       try {
-        await run(pool, 'insertKey', [
-          key.id,
-          key.hash,
-          key.label,
-          key.createdAt,
-          key.revokedAt,
-          ...encodeApiKeyLimits(key),
-        ]);
+        await run(pool, 'insertKey', encodeApiKey(key));
       } catch (error) {
         if (error instanceof pg.DatabaseError && error.code === '23505') {
-          throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
+          throw duplicateApiKeyError(error);
         }
         throw error;
       }

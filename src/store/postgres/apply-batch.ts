@@ -6,12 +6,12 @@
  */
 import type pg from 'pg';
 import {
-  addDelta,
   admitNewToken,
   checkBatchStart,
   checkSeeds,
   NON_HOLDERS,
   planBatch,
+  seedDeltas,
   type TokenWork,
 } from '../batch-plan.js';
 import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '../chain-activity.js';
@@ -277,23 +277,11 @@ async function addSeeds(
   work: Map<string, TokenWork>,
   encode: (address: string) => string,
 ): Promise<void> {
-  const byId = new Map<number, TokenWork>();
-  const amounts = new Map<string, bigint>();
-  const tokenIds: number[] = [];
-  for (const seed of seeds) {
-    const id = ids.get(encode(seed.token))!;
-    tokenIds.push(id);
-    byId.set(id, work.get(seed.token)!);
-    amounts.set(`${id}:${seed.holder}`, seed.amount);
-  }
+  const seeded = seedDeltas(seeds, (token) => ids.get(encode(token))!, work);
   const inserted = await run<{ token_id: number; holder: string }>(client, 'insertSeeds', [
-    int4Array(tokenIds),
+    int4Array(seeded.tokenIds),
     byteaArray(seeds.map((seed) => encode(seed.holder))),
     numericArray(seeds.map((seed) => seed.amount)),
   ]);
-  for (const row of inserted.rows) {
-    const holder = decodeHex(row.holder);
-    const amount = amounts.get(`${row.token_id}:${holder}`)!;
-    if (amount !== 0n) addDelta(byId.get(row.token_id)!.deltas, holder, amount);
-  }
+  for (const row of inserted.rows) seeded.recorded(row.token_id, decodeHex(row.holder));
 }

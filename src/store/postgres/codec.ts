@@ -22,8 +22,8 @@
  * Below the value encodings: the rows the store's statements select (statements.ts), and their
  * mapping to the Store interface's records.
  */
-import { type ApiKeyLimitColumns, withApiKeyLimits } from '../api-key-limits.js';
-import type { ApiKeyRecord, ChainStatus, TokenRecord, TransferRecord } from '../types.js';
+import { decodeChainStatus, decodeTokenRow, type TokenColumns, type TokenDecoders } from '../rows.js';
+import type { ChainStatus, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
 
@@ -94,43 +94,21 @@ export interface ChainRow {
 }
 
 /** A `tokens` row as `getToken` and `listTokens` select it. */
-export interface TokenRow {
-  address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  total_supply: string | null;
-  cap: string | null;
-  burned_balance: string | null;
-  holder_count: number;
-  transfer_count: number;
-  first_block: number;
-  icon: string;
-}
+export type TokenRow = TokenColumns<string, string, string | null>;
 
-/** An `api_keys` row as `listKeys` and `findKey` select it. */
-export interface ApiKeyRow extends ApiKeyLimitColumns {
-  id: string;
-  hash: string;
-  label: string;
-  created_at: number;
-  revoked_at: number | null;
-}
+/** How the token columns decode (see `decodeTokenRow`). */
+const TOKEN_DECODERS: TokenDecoders<string, string, string | null> = {
+  address: decodeHex,
+  text: decodeText,
+  amount: decodeNullableAmount,
+};
 
 export function toChainStatus(row: ChainRow): ChainStatus {
-  const status: ChainStatus = {
-    chain: row.chain,
-    head: row.head,
-    indexed: row.indexed_block,
-    lastError: row.last_error,
-    updatedAt: row.updated_at,
-  };
-  if (row.writer_epoch > 0) {
-    status.writer = { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 };
-  }
-  if (row.seed_block !== null) status.seedBlock = row.seed_block;
-  if (row.holders_partial) status.holdersPartial = true;
-  return status;
+  const writer =
+    row.writer_epoch > 0
+      ? { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 }
+      : undefined;
+  return decodeChainStatus(row, row.holders_partial, writer);
 }
 
 /** A transfer row as `listTransfers` and `scanTransfers` select it. */
@@ -160,33 +138,7 @@ export function transferOfRow(token: string, row: TransferRow): TransferRecord {
 }
 
 export function toTokenRecord(chain: string, row: TokenRow): TokenRecord {
-  return {
-    chain,
-    address: decodeHex(row.address),
-    name: decodeText(row.name),
-    symbol: decodeText(row.symbol),
-    decimals: row.decimals,
-    totalSupply: decodeNullableAmount(row.total_supply),
-    cap: decodeNullableAmount(row.cap),
-    burnedBalance: decodeNullableAmount(row.burned_balance),
-    holderCount: row.holder_count,
-    transferCount: row.transfer_count,
-    firstBlock: row.first_block,
-    icon: row.icon,
-  };
-}
-
-export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return withApiKeyLimits(
-    {
-      id: row.id,
-      hash: row.hash,
-      label: row.label,
-      createdAt: row.created_at,
-      revokedAt: row.revoked_at,
-    },
-    row,
-  );
+  return decodeTokenRow(chain, row, TOKEN_DECODERS);
 }
 
 /** `text` cannot hold NUL; an error message is for reading, so NUL becomes U+FFFD there. */

@@ -6,6 +6,7 @@
  * outputs into balance deltas before `applyBatch` applies them with everything else.
  */
 import type pg from 'pg';
+import { type NeoTokenColumns, withNeoFields } from '../rows.js';
 import type {
   NeoBatchPart,
   NeoContractRecord,
@@ -17,11 +18,12 @@ import { byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.
 import {
   decodeAmount,
   decodeHex,
-  decodeNullableAmount,
   decodeText,
   encodeHex,
   encodeHexDigits,
   encodeText,
+  type TokenRow,
+  toTokenRecord,
 } from './codec.js';
 
 /** The `0002_neo` migration of the PostgreSQL store. */
@@ -124,49 +126,10 @@ export const NEO_SQL = {
 
 export type NeoStatement = keyof typeof NEO_SQL;
 
-interface NeoTokenRow {
-  address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  total_supply: string | null;
-  cap: string | null;
-  burned_balance: string | null;
-  holder_count: number;
-  transfer_count: number;
-  first_block: number;
-  icon: string;
-  asset_type: string | null;
-  registered_time: number | null;
-  registrar: string | null;
-  contract_time: number | null;
-  contract_owner: string | null;
-}
-
-/** A NEP-5 hash is 20 bytes; asset ids are 32. */
-const NEP5_HASH = /^0x[0-9a-f]{40}$/;
+type NeoTokenRow = TokenRow & NeoTokenColumns;
 
 function toNeoToken(chain: string, row: NeoTokenRow): NeoTokenRecord {
-  const address = decodeHex(row.address);
-  const nep5 = NEP5_HASH.test(address);
-  return {
-    chain,
-    address,
-    name: decodeText(row.name),
-    symbol: decodeText(row.symbol),
-    decimals: row.decimals,
-    totalSupply: decodeNullableAmount(row.total_supply),
-    cap: decodeNullableAmount(row.cap),
-    burnedBalance: decodeNullableAmount(row.burned_balance),
-    holderCount: row.holder_count,
-    transferCount: row.transfer_count,
-    firstBlock: row.first_block,
-    icon: row.icon,
-    // An asset row always gets its type with its metadata; `Token` only if a row predates that.
-    category: nep5 ? 'NEP5' : (row.asset_type ?? 'Token'),
-    createdAt: nep5 ? row.contract_time : row.registered_time,
-    creator: nep5 ? row.contract_owner : row.registrar,
-  };
+  return withNeoFields(toTokenRecord(chain, row), row);
 }
 
 /** Writes the output table, deployments and asset facts of a batch, inside its transaction. */

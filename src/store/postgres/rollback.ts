@@ -5,7 +5,8 @@
  * others get the net changes of the deleted rows back (apply-batch.ts `applyChanges`).
  */
 import type pg from 'pg';
-import { checkRollback, netChanges } from '../batch-plan.js';
+import { checkRollback } from '../batch-plan.js';
+import { journalCovers, rollBackToken, rollbackResult } from '../rollback-plan.js';
 import type { RollbackResult } from '../types.js';
 import { executeChanges, prepareChanges, type TokenChange } from './apply-batch.js';
 import { int4Array } from './binary-arrays.js';
@@ -25,10 +26,9 @@ export async function rollbackIn(
   const current = await lockChain(client, chain);
   const neoData = await hasNeoData(runnerOn(client), chain);
   checkRollback(chain, current?.indexed_block, toBlock, neoData);
-  // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
   const candidates = await run<{ token_id: number }>(
     client,
-    toBlock + 1 >= current.journal_floor ? 'journalTokens' : 'probeTokens',
+    journalCovers(toBlock, current.journal_floor) ? 'journalTokens' : 'probeTokens',
     [chain, toBlock],
   );
   const tokenIds = candidates.rows.map((r) => r.token_id);
@@ -60,18 +60,14 @@ export async function rollbackIn(
     for (const token of tokens.rows) {
       const rows = byToken.get(token.id)!;
       affected.push(decodeHex(token.address));
-      if (token.first_block > toBlock) {
-        // Every transfer of the token is gone, so it was never seen: drop it whole.
-        dropped.push(token.id);
-        continue;
-      }
-      const deltas = netChanges(
+      const kept = rollBackToken(
+        token.first_block,
+        toBlock,
         rows,
         (r) => [decodeHex(r.from_addr), decodeHex(r.to_addr), decodeAmount(r.value)] as const,
-        -1n,
       );
-      // A supply read at or after the common ancestor reflects the surviving history.
-      changes.push({ id: token.id, deltas, transfers: -rows.length, dirty: toBlock });
+      if (kept === null) dropped.push(token.id);
+      else changes.push({ id: token.id, ...kept });
     }
     if (dropped.length > 0) {
       await run(client, 'dropTokens', [int4Array(dropped)]);
@@ -87,6 +83,5 @@ export async function rollbackIn(
     removedTokens,
     removedTransfers,
   ]);
-  affected.sort();
-  return { affectedTokens: affected, removedTransfers };
+  return rollbackResult(affected, removedTransfers);
 }

@@ -4,6 +4,7 @@
  * read.
  */
 import type pg from 'pg';
+import { dirtyThenStale } from '../supply-reads.js';
 import type { SupplyUpdate } from '../types.js';
 import { byteaArray, int8Array, numericArray } from './binary-arrays.js';
 import { decodeHex, encodeHexDigits } from './codec.js';
@@ -11,18 +12,18 @@ import { run } from './statements.js';
 import type { LockChain } from './transactions.js';
 
 /** Tokens whose supply must be read again: those marked dirty (oldest mark first), then those read before `staleBefore`. */
-export async function tokensNeedingSupply(
+export function tokensNeedingSupply(
   pool: pg.Pool,
   chain: string,
   staleBefore: number,
   limit: number,
 ): Promise<string[]> {
-  const dirty = (await run<{ address: string }>(pool, 'dirtyTokens', [chain, limit])).rows;
-  const stale =
-    dirty.length < limit
-      ? (await run<{ address: string }>(pool, 'staleTokens', [chain, staleBefore, limit - dirty.length])).rows
-      : [];
-  return [...dirty, ...stale].map((row) => decodeHex(row.address));
+  return dirtyThenStale(
+    limit,
+    async (n) => (await run<{ address: string }>(pool, 'dirtyTokens', [chain, n])).rows,
+    async (n) => (await run<{ address: string }>(pool, 'staleTokens', [chain, staleBefore, n])).rows,
+    (row) => decodeHex(row.address),
+  );
 }
 
 /** Records supplies read from the node, in `client`'s transaction, under the chain's write lock. */

@@ -3,10 +3,8 @@
  * them up. Only the key's hash is stored.
  */
 import Database from 'better-sqlite3';
-import { TokenqueryError } from '../../internal/errors.js';
-import { encodeApiKeyLimits } from '../api-key-limits.js';
+import { duplicateApiKeyError, encodeApiKey, encodeApiKeyLimits, toApiKey } from '../api-key-limits.js';
 import type { ApiKeyStore } from '../types.js';
-import { toApiKey } from './codec.js';
 import type { Statements } from './statements.js';
 
 /** The `keys` part over one connection. */
@@ -14,17 +12,10 @@ export function createApiKeys(sql: Statements): ApiKeyStore {
   return {
     async createApiKey(key) {
       try {
-        sql.insertKey.run(
-          key.id,
-          key.hash,
-          key.label,
-          key.createdAt,
-          key.revokedAt,
-          ...encodeApiKeyLimits(key),
-        );
+        sql.insertKey.run(...encodeApiKey(key));
       } catch (error) {
         if (error instanceof Database.SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
-          throw new TokenqueryError('an API key with this id or hash already exists', { cause: error });
+          throw duplicateApiKeyError(error);
         }
         throw error;
       }

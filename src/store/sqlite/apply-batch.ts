@@ -7,11 +7,11 @@
  */
 import type Database from 'better-sqlite3';
 import {
-  addDelta,
   admitNewToken,
   checkBatchStart,
   checkSeeds,
   planBatch,
+  seedDeltas,
   type TokenWork,
 } from '../batch-plan.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
@@ -84,23 +84,18 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
     ids: ReadonlyMap<string, number>,
     work: Map<string, TokenWork>,
   ): void {
-    const byId = new Map<number, TokenWork>();
-    const amounts = new Map<string, bigint>();
+    const seeded = seedDeltas(seeds, (token) => ids.get(token)!, work);
     const params: unknown[] = [];
-    for (const seed of seeds) {
-      const id = ids.get(seed.token)!;
-      byId.set(id, work.get(seed.token)!);
-      amounts.set(`${id}:${seed.holder}`, seed.amount);
-      params.push(id);
+    seeds.forEach((seed, i) => {
+      params.push(seeded.tokenIds[i]);
       pushHexParams(params, seed.holder);
       pushAmountParams(params, seed.amount);
-    }
+    });
     for (let start = 0; start < seeds.length; start += ROWS_PER_STATEMENT) {
       const rows = Math.min(ROWS_PER_STATEMENT, seeds.length - start);
       const part = params.slice(start * 5, (start + rows) * 5);
       for (const [id, holder] of bulk.insertSeeds.all(rows, part) as [number, string][]) {
-        const amount = amounts.get(`${id}:${holder}`)!;
-        if (amount !== 0n) addDelta(byId.get(id)!.deltas, holder, amount);
+        seeded.recorded(id, holder);
       }
     }
   }

@@ -4,8 +4,8 @@
  * here is injective and decodes to exactly the value it was given. Also the rows the store's
  * statements answer, and how they become the records of `../types.ts`.
  */
-import { type ApiKeyLimitColumns, withApiKeyLimits } from '../api-key-limits.js';
-import type { ApiKeyRecord, ChainStatus, TokenRecord } from '../types.js';
+import { decodeChainStatus } from '../rows.js';
+import type { ChainStatus, TokenRecord } from '../types.js';
 
 /** What a dynamically typed column hands back through better-sqlite3. */
 export type SqlValue = Buffer | string | number | bigint | null;
@@ -136,25 +136,8 @@ export interface ChainRow {
   balances_block: number | null;
 }
 
-/** A row of the `api_keys` table. */
-export interface ApiKeyRow extends ApiKeyLimitColumns {
-  id: string;
-  hash: string;
-  label: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
 export function toChainStatus(row: ChainRow): ChainStatus {
-  const status: ChainStatus = {
-    chain: row.chain,
-    head: row.head,
-    indexed: row.indexed_block,
-    lastError: row.last_error,
-    updatedAt: row.updated_at,
-  };
-  if (row.seed_block !== null) status.seedBlock = row.seed_block;
-  if (row.holders_partial !== 0) status.holdersPartial = true;
+  const status = decodeChainStatus(row, row.holders_partial !== 0);
   if (row.balances_block !== null) status.balancesBlock = row.balances_block;
   return status;
 }
@@ -193,19 +176,6 @@ export function readTokenRecord(chain: string, row: unknown[], offset = 0): Toke
     firstBlock: row[offset + 9] as number,
     icon: row[offset + 10] as string,
   };
-}
-
-export function toApiKey(row: ApiKeyRow): ApiKeyRecord {
-  return withApiKeyLimits(
-    {
-      id: row.id,
-      hash: row.hash,
-      label: row.label,
-      createdAt: row.created_at,
-      revokedAt: row.revoked_at,
-    },
-    row,
-  );
 }
 
 /** A stored transfer row's `[from, to, value]` (`from_addr`, `to_addr`, `value`), decoded. */

@@ -3,27 +3,11 @@
  * prepared once per connection; neo-tables.ts runs it.
  */
 import type Database from 'better-sqlite3';
+import type { NeoTokenColumns, TokenColumns } from '../rows.js';
 import { type SqlValue, UNHEX_OR_VALUE } from './codec.js';
 
 /** A token row with its NEO facts, as `NEO_TOKEN_SELECT` reads it. */
-export interface NeoTokenRow {
-  address: SqlValue;
-  name: string;
-  symbol: string;
-  decimals: number;
-  total_supply: SqlValue;
-  cap: SqlValue;
-  burned_balance: SqlValue;
-  holder_count: number;
-  transfer_count: number;
-  first_block: number;
-  icon: string;
-  asset_type: string | null;
-  registered_time: number | null;
-  registrar: string | null;
-  contract_time: number | null;
-  contract_owner: string | null;
-}
+export type NeoTokenRow = TokenColumns<SqlValue, string, SqlValue> & NeoTokenColumns;
 
 /** A row of `neo_contracts`. */
 export interface ContractRow {

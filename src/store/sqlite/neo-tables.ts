@@ -9,6 +9,7 @@
  * The SQL is in neo-statements.ts.
  */
 import type Database from 'better-sqlite3';
+import { decodeTokenRow, type TokenDecoders, withNeoFields } from '../rows.js';
 import type {
   NeoBatchPart,
   NeoContractRecord,
@@ -23,33 +24,19 @@ import {
   encodeHex,
   pushAmountParams,
   pushHexParams,
+  type SqlValue,
 } from './codec.js';
 import { type NeoTokenRow, prepareNeoStatements } from './neo-statements.js';
 
-/** A NEP-5 hash is 20 bytes (stored as a 20-byte BLOB); asset ids are 32. */
-const NEP5_HASH = /^0x[0-9a-f]{40}$/;
+/** The token columns decode as the rest of the store's (codec.ts); names are kept as text. */
+const TOKEN_DECODERS: TokenDecoders<SqlValue, string, SqlValue> = {
+  address: decodeHex,
+  text: (value) => value,
+  amount: decodeNullableAmount,
+};
 
 function toNeoToken(chain: string, row: NeoTokenRow): NeoTokenRecord {
-  const address = decodeHex(row.address);
-  const nep5 = NEP5_HASH.test(address);
-  return {
-    chain,
-    address,
-    name: row.name,
-    symbol: row.symbol,
-    decimals: row.decimals,
-    totalSupply: decodeNullableAmount(row.total_supply),
-    cap: decodeNullableAmount(row.cap),
-    burnedBalance: decodeNullableAmount(row.burned_balance),
-    holderCount: row.holder_count,
-    transferCount: row.transfer_count,
-    firstBlock: row.first_block,
-    icon: row.icon,
-    // An asset row always gets its type with its metadata; `Token` only if a row predates that.
-    category: nep5 ? 'NEP5' : (row.asset_type ?? 'Token'),
-    createdAt: nep5 ? row.contract_time : row.registered_time,
-    creator: nep5 ? row.contract_owner : row.registrar,
-  };
+  return withNeoFields(decodeTokenRow(chain, row, TOKEN_DECODERS), row);
 }
 
 /** The NEO statements over one connection: writes run inside `applyBatch`'s transaction. */

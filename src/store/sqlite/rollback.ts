@@ -3,7 +3,8 @@
  * balances, holder and transfer counts, tokens first seen above it, block refs), finding the
  * tokens to undo through the unfinalized window's block journal, in one IMMEDIATE transaction.
  */
-import { checkRollback, netChanges } from '../batch-plan.js';
+import { checkRollback } from '../batch-plan.js';
+import { journalCovers, rollBackToken, rollbackResult } from '../rollback-plan.js';
 import type { RollbackResult, StoreWriter } from '../types.js';
 import type { BatchContext } from './apply-batch.js';
 import { decodeHex, decodeTransferRow, encodeHex } from './codec.js';
@@ -21,11 +22,9 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
       // (`rollback` drops `unwritten` and the cache afterwards, written or not.)
       balances.recoverBalances(chain, current);
       balances.writeUnwritten(chain);
-      // The journal names every token touched in blocks >= journal_floor; below that, probe all tokens.
-      const tokenIds =
-        toBlock + 1 >= current.journal_floor
-          ? sql.journalTokens.all(chain, toBlock)
-          : sql.probeTokens.all(chain, toBlock);
+      const tokenIds = journalCovers(toBlock, current.journal_floor)
+        ? sql.journalTokens.all(chain, toBlock)
+        : sql.probeTokens.all(chain, toBlock);
 
       const affected: string[] = [];
       let removedTransfers = 0;
@@ -38,20 +37,16 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
         removedTransfers += rows.length;
         sql.deleteTransfersAbove.run(id, toBlock);
         affected.push(decodeHex(token.address));
-        if (token.first_block > toBlock) {
-          // Every transfer of the token is gone, so it was never seen: drop it whole. Its holders
-          // were never seen either, and are seeded again if they show up again.
+        const kept = rollBackToken(token.first_block, toBlock, rows, decodeTransferRow);
+        if (kept === null) {
           sql.deleteTokenBalances.run(id);
           sql.deleteTokenSeeds.run(id);
           sql.deleteToken.run(id);
           removedTokens++;
           continue;
         }
-        const [holders] = balances.applyDeltas(chain, [
-          { id, deltas: netChanges(rows, decodeTransferRow, -1n) },
-        ]).holderChanges;
-        // A supply read at or after the common ancestor reflects the surviving history.
-        sql.tokenAfterRollback.run({ holders, removed: rows.length, dirty: toBlock, id });
+        const [holders] = balances.applyDeltas(chain, [{ id, deltas: kept.deltas }]).holderChanges;
+        sql.tokenAfterRollback.run({ holders, removed: -kept.transfers, dirty: kept.dirty, id });
       }
       sql.deleteJournalAbove.run(chain, toBlock);
       sql.deleteBlockRefsAbove.run(chain, toBlock);
@@ -63,8 +58,7 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
         removedTokens,
         removedTransfers,
       });
-      affected.sort();
-      return { affectedTokens: affected, removedTransfers };
+      return rollbackResult(affected, removedTransfers);
     },
   );
 

@@ -4,7 +4,8 @@
  * them; the multi-row shapes come from multi-row.ts.
  */
 import type Database from 'better-sqlite3';
-import type { ApiKeyRow, ChainRow, SqlValue, TokenListRow, TokenReadRow } from './codec.js';
+import type { ApiKeyRow } from '../api-key-limits.js';
+import type { ChainRow, SqlValue, TokenListRow, TokenReadRow } from './codec.js';
 import { UNHEX_OR_VALUE } from './codec.js';
 import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
 

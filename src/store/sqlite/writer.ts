@@ -4,6 +4,7 @@
  * thread (writer-thread.ts) replaces this part with one that sends the writes to its own
  * connection, where this same part applies them.
  */
+import { dirtyThenStale } from '../supply-reads.js';
 import type { NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
 import { type BatchContext, createApplyBatchTx, createBatchSteps } from './apply-batch.js';
 import { createApplyWireTx } from './apply-wire.js';
@@ -74,10 +75,13 @@ export function createWriter(
 
     rollback: createRollback(context),
 
-    async tokensNeedingSupply(chain, staleBefore, limit) {
-      const dirty = sql.dirtyTokens.all(chain, limit);
-      const stale = dirty.length < limit ? sql.staleTokens.all(chain, staleBefore, limit - dirty.length) : [];
-      return [...dirty, ...stale].map(decodeHex);
+    tokensNeedingSupply(chain, staleBefore, limit) {
+      return dirtyThenStale(
+        limit,
+        (n) => sql.dirtyTokens.all(chain, n),
+        (n) => sql.staleTokens.all(chain, staleBefore, n),
+        decodeHex,
+      );
     },
 
     async updateSupplies(chain, updates) {
