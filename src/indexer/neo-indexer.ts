@@ -170,8 +170,8 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
 
   /**
    * Facts of every asset in `ids`: from memory, else the stored token row, else the node's
-   * asset state. decisions.md: NEO and GAS are named `NEO` and `GAS`; other assets by their
-   * English name, for both name and symbol.
+   * asset state. NEO and GAS are named `NEO` and `GAS`; other assets by their English name, for
+   * both name and symbol (docs/api.md#neo-names).
    */
   async function assetFacts(ids: Iterable<string>): Promise<void> {
     for (const id of ids) {

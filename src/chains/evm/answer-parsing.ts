@@ -69,8 +69,8 @@ export function parseLogs(raw: unknown, from: number, to: number): EvmLog[] {
 /*
  * Validation of the hex fields of logs runs for every log of a backfill, so it is written for
  * speed: one pass over the characters with a lookup table, and no new string unless the node
- * sent upper-case digits (measured: 3.4 µs per log with regular expressions and toLowerCase,
- * about 1 µs this way).
+ * sent upper-case digits (regular expressions and toLowerCase cost several times as much; see
+ * docs/benchmarks.md, "Where the time goes").
  */
 
 /** Per ASCII code: 1 for 0-9 and a-f, 2 for A-F, 0 for anything else. */

@@ -16,11 +16,11 @@
  * and for those it must give what the general path gives: `log-scanner.test.ts` checks that on
  * the real mainnet fixtures and on thousands of mutated answers.
  *
- * Measured on anvil's answers of 1,000 transfers per block: 3.2 µs per log, against 4.7 µs for
- * JSON.parse, validation and decoding, with a fraction of the garbage. Everything is read from the
- * bytes, and the answer is never made a string: `String#startsWith` and `indexOf` on a megabyte
- * string cost about 50 ns a call, more than the comparisons they make, and each such string is a
- * large-object allocation that brings the next full garbage collection nearer. The strings a
+ * It is cheaper than JSON.parse, validation and decoding, with a fraction of the garbage
+ * (docs/benchmarks.md, "Where the time goes"). Everything is read from the bytes, and the answer
+ * is never made a string: `String#startsWith` and `indexOf` on a megabyte string cost more than
+ * the comparisons they make, and each such string is a large-object allocation that brings the
+ * next full garbage collection nearer. The strings a
  * transfer keeps (hashes, amounts) are copies of a few bytes, so no transfer keeps its answer alive.
  */
 import { isAscii } from 'node:buffer';

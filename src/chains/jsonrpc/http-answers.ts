@@ -93,8 +93,8 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
 
 /**
  * The body as a string. JSON-RPC answers are nearly always pure ASCII (hex strings, numbers), and
- * then a one-byte (latin1) string is built directly: about twice as fast to make and to parse as
- * UTF-8 decoding (measured on 2.8 MB `eth_getLogs` answers). Anything else is decoded as UTF-8.
+ * then a one-byte (latin1) string is built directly, cheaper to make and to parse than UTF-8
+ * decoding (docs/benchmarks.md, "Where the time goes"). Anything else is decoded as UTF-8.
  */
 export function bodyText(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');

@@ -1,8 +1,8 @@
 /**
  * One-dimensional PostgreSQL arrays in the binary wire format, for the array parameters of the
  * bulk statements (`unnest($1::bytea[], ...)`). node-postgres sends a Buffer parameter in binary
- * format; the server then copies bytes instead of parsing text (measured: a 10 000-element
- * `bytea[]` binds in a third of the time of its text literal).
+ * format; the server then copies bytes instead of parsing text, which binds a large `bytea[]`
+ * much faster than its text literal (docs/benchmarks.md, PostgreSQL).
  *
  * Layout: int32 ndim, int32 has-null flag, int32 element type OID, per dimension int32 length and
  * int32 lower bound (1), then per element an int32 byte length (-1 for NULL) and the bytes.

@@ -2,11 +2,10 @@
  * How a batch's transfers cross to the SQLite writer thread.
  *
  * `postMessage` copies an array of transfer objects field by field (nine values per transfer,
- * each tagged, each string copied and rebuilt on the other side): measured about 4 µs per transfer
- * for the round trip, a large share of a backfill's CPU. Sent as columns instead (the numbers in
- * one Float64Array, the transaction hashes joined into one string, the amounts as one BigInt
- * array), the same transfers cost under 1 µs, and rebuilding the objects on the writer's side,
- * with the hashes as slices of the joined string, a fraction of a µs more.
+ * each tagged, each string copied and rebuilt on the other side), a large share of a backfill's
+ * CPU. Sent as columns instead (the numbers in one Float64Array, the transaction hashes joined
+ * into one string, the amounts as one BigInt array), the same transfers cost a fraction of that
+ * (docs/benchmarks.md, "Where the time goes").
  *
  * Addresses (`from`, `to`) are sent once per batch, as a list of the distinct ones, and each
  * transfer names its two by position. A batch names far fewer addresses than it has transfers, and
