@@ -80,6 +80,22 @@ describe('config check', () => {
     );
   });
 
+  test('a trusted-proxy range over public space in the file is one line naming trustProxyAny', async () => {
+    const dir = tempDir();
+    const wide = writeJson(dir, 'wide.json', { trustProxy: ['192.168.0.0/16', '0.0.0.0/0'] });
+    const forced = writeJson(dir, 'forced.json', { trustProxy: '::/0', trustProxyAny: true });
+    const [serve, check] = await Promise.all([
+      runCli(['serve', '--config', wide, '--db', join(dir, 'db.sqlite'), '--port', '0']),
+      runCli(['config', 'check', '--config', forced]),
+    ]);
+    assertOneLineError(
+      serve,
+      /^tokenquery: .*wide\.json: trustProxy: 0\.0\.0\.0\/0 covers public addresses .*, or trustProxyAny: true to trust it anyway$/,
+    );
+    assert.equal(check.code, 0, check.stderr);
+    assert.deepEqual((JSON.parse(check.stdout) as { trustProxy: string[] }).trustProxy, ['::/0']);
+  });
+
   test('a good file found in the working directory: the effective settings, secrets redacted', async () => {
     const dir = tempDir();
     writeJson(dir, 'tokenquery.config.json', {

@@ -126,6 +126,10 @@ function withApiLimitOptions(command: Command): Command {
     .option(
       '--trust-proxy <cidrs>',
       `believe X-Forwarded-For from these proxies (addresses or CIDRs, comma-separated), for key allow-lists (default: never) [env ${API_LIMIT_ENV.trustProxy}]`,
+    )
+    .option(
+      '--trust-proxy-any',
+      `let --trust-proxy take ranges that cover public addresses (wider than /8, IPv6 /16), refused otherwise [env ${API_LIMIT_ENV.trustProxyAny}]`,
     );
 }
 

@@ -57,6 +57,7 @@ const API_OPTIONS: Record<string, string> = {
   '--rate-burst': API_LIMIT_ENV.rateBurst,
   '--redis': API_LIMIT_ENV.redis,
   '--trust-proxy': API_LIMIT_ENV.trustProxy,
+  '--trust-proxy-any': API_LIMIT_ENV.trustProxyAny,
 };
 
 describe('help', () => {
@@ -180,6 +181,24 @@ describe('user errors', () => {
       /nothing to index: give at least one --rpc <chain>=<url>/,
     ];
     for (const [i, result] of results.entries()) assertOneLineError(result, patterns[i]!, ['secret']);
+  });
+
+  test('a trusted-proxy range over public space is one line naming it and --trust-proxy-any', async () => {
+    const [v4, v6, forced] = await Promise.all([
+      runCli(['serve', '--db', db, '--port', '0', '--trust-proxy', '0.0.0.0/0']),
+      runCli(['serve', '--db', db, '--port', '0', '--trust-proxy', '10.0.0.0/8,::/0']),
+      runCli(['config', 'check', '--trust-proxy', '::/0,0.0.0.0/0', '--trust-proxy-any']),
+    ]);
+    assertOneLineError(
+      v4!,
+      /^tokenquery: --trust-proxy: 0\.0\.0\.0\/0 covers public addresses .*; give your proxies' own ranges, or --trust-proxy-any to trust it anyway$/,
+    );
+    assertOneLineError(v6!, /^tokenquery: --trust-proxy: ::\/0 covers public addresses .* --trust-proxy-any/);
+    assert.equal(forced!.code, 0, forced!.stderr);
+    assert.deepEqual((JSON.parse(forced!.stdout) as { trustProxy: string[] }).trustProxy, [
+      '::/0',
+      '0.0.0.0/0',
+    ]);
   });
 
   test('a bad environment variable names the variable', async () => {

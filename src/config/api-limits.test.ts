@@ -63,4 +63,83 @@ describe('API limit options', () => {
     fails(() => loadApiLimits({ trustProxy: '10.0.0.1/8' }, {}), /^--trust-proxy: .*host bits set/);
     fails(() => loadApiLimits({ trustProxy: 'proxy.internal' }, {}), /^--trust-proxy: .*not an IP address/);
   });
+
+  test('a trusted-proxy range that covers public address space is refused unless forced', () => {
+    const wide =
+      /^--trust-proxy: (0\.0\.0\.0\/0|::\/0|8\.0\.0\.0\/7|::\/80|2000::\/3) covers public addresses beyond a \/8 \(IPv6: \/16\): anyone there could forge X-Forwarded-For past key allow-lists; give your proxies' own ranges, or --trust-proxy-any to trust it anyway$/;
+    for (const range of ['0.0.0.0/0', '::/0', '8.0.0.0/7', '2000::/3', '::/80']) {
+      fails(() => loadApiLimits({ trustProxy: range }, {}), wide);
+      fails(() => loadApiLimits({ trustProxy: `10.0.0.0/8, ${range}` }, {}), wide);
+    }
+    // ::ffff:0:0/96 is every IPv4 client of a dual-stack socket: it is 0.0.0.0/0 by another name.
+    fails(() => loadApiLimits({ trustProxy: '::ffff:0.0.0.0/96' }, {}), /0\.0\.0\.0\/0 covers public/);
+    fails(
+      () => loadApiLimits({}, { TOKENQUERY_TRUST_PROXY: '0.0.0.0/0' }),
+      /^TOKENQUERY_TRUST_PROXY: 0\.0\.0\.0\/0 covers .* or TOKENQUERY_TRUST_PROXY_ANY=1 to trust it anyway$/,
+    );
+
+    assert.deepEqual(loadApiLimits({ trustProxy: '0.0.0.0/0', trustProxyAny: true }, {}), {
+      trustProxy: ['0.0.0.0/0'],
+    });
+    assert.deepEqual(loadApiLimits({ trustProxy: '::/0' }, { TOKENQUERY_TRUST_PROXY_ANY: '1' }), {
+      trustProxy: ['::/0'],
+    });
+    assert.deepEqual(
+      loadApiLimits({}, { TOKENQUERY_TRUST_PROXY: '::/0', TOKENQUERY_TRUST_PROXY_ANY: 'true' }),
+      {
+        trustProxy: ['::/0'],
+      },
+    );
+    // The flag says no to a variable's yes.
+    fails(
+      () => loadApiLimits({ trustProxy: '::/0', trustProxyAny: false }, { TOKENQUERY_TRUST_PROXY_ANY: '1' }),
+      /covers public/,
+    );
+    fails(
+      () => loadApiLimits({ trustProxy: '::/0' }, { TOKENQUERY_TRUST_PROXY_ANY: 'sure' }),
+      /^TOKENQUERY_TRUST_PROXY_ANY must be 1 or 0 \(true or false\), got "sure"$/,
+    );
+    fails(
+      () => loadApiLimits({ trustProxyAny: true }, {}),
+      /^--trust-proxy-any needs a --trust-proxy to go with it$/,
+    );
+  });
+
+  test('private, loopback, link-local and unique-local ranges, however wide, and narrow public ones are trusted', () => {
+    const ranges = [
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '127.0.0.1',
+      '127.0.0.0/8',
+      '100.64.0.0/10',
+      '169.254.0.0/16',
+      'fd00::/8',
+      'fc00::/7',
+      'fe80::/10',
+      '::1',
+      // Narrow enough to be someone's proxies: a public /8 and /16, a cloud's IPv6 /29.
+      '8.0.0.0/8',
+      '203.0.113.0/24',
+      '2001::/16',
+      '2a06:98c0::/29',
+    ];
+    assert.deepEqual(loadApiLimits({ trustProxy: ranges.join(',') }, {}).trustProxy, [
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '127.0.0.1/32',
+      '127.0.0.0/8',
+      '100.64.0.0/10',
+      '169.254.0.0/16',
+      'fd00::/8',
+      'fc00::/7',
+      'fe80::/10',
+      '::1/128',
+      '8.0.0.0/8',
+      '203.0.113.0/24',
+      '2001::/16',
+      '2a06:98c0::/29',
+    ]);
+  });
 });

@@ -4,7 +4,7 @@
  * Flags win over environment variables. Errors name the flag or variable and never echo a URL.
  */
 import { UserError } from '../internal/errors.js';
-import { canonicalCidr } from '../internal/ip-allow-list.js';
+import { canonicalCidr, isWidePublicRange } from '../internal/ip-allow-list.js';
 import { defaultBurst, parseBurst, parseRate } from '../internal/rate-limit.js';
 import type { ConfigFile } from './file.js';
 import type { ApiLimitsConfig } from './types.js';
@@ -15,6 +15,8 @@ export interface ApiLimitOptions {
   rateBurst?: string;
   redis?: string;
   trustProxy?: string;
+  /** `--trust-proxy-any`: trust ranges that cover public address space too. */
+  trustProxyAny?: boolean;
 }
 
 export const API_LIMIT_ENV = {
@@ -22,6 +24,7 @@ export const API_LIMIT_ENV = {
   rateBurst: 'TOKENQUERY_RATE_BURST',
   redis: 'TOKENQUERY_REDIS',
   trustProxy: 'TOKENQUERY_TRUST_PROXY',
+  trustProxyAny: 'TOKENQUERY_TRUST_PROXY_ANY',
 } as const;
 
 const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
@@ -29,14 +32,18 @@ const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
   rateBurst: '--rate-burst',
   redis: '--redis',
   trustProxy: '--trust-proxy',
+  trustProxyAny: '--trust-proxy-any',
 };
+
+/** The options that take text (`trustProxyAny` is a switch). */
+type TextOption = Exclude<keyof typeof API_LIMIT_ENV, 'trustProxyAny'>;
 
 /** proxy-addr's names for reserved ranges, accepted by `--trust-proxy` beside addresses and CIDRs. */
 const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
 /** The flag, else the variable, else the config file's field of the same name (file.ts). */
 function value(
-  option: keyof typeof API_LIMIT_ENV,
+  option: TextOption,
   raw: ApiLimitOptions,
   env: NodeJS.ProcessEnv,
   file?: ConfigFile,
@@ -47,6 +54,31 @@ function value(
   if (text !== undefined && text !== '') return { text, from: API_LIMIT_ENV[option] };
   const inFile = file?.[option];
   return inFile === undefined ? undefined : { text: String(inFile), from: `${file!.label}: ${option}` };
+}
+
+/**
+ * `--trust-proxy-any` as the flag, else the variable (1/true/yes or 0/false/no), else the file sets
+ * it; `force` is how the message for a wide range names it in the same place as the range.
+ */
+function trustProxyAny(
+  raw: ApiLimitOptions,
+  env: NodeJS.ProcessEnv,
+  file?: ConfigFile,
+): { on: boolean; from: string; force: string } | undefined {
+  if (raw.trustProxyAny !== undefined) {
+    return { on: raw.trustProxyAny, from: FLAGS.trustProxyAny, force: FLAGS.trustProxyAny };
+  }
+  const variable = API_LIMIT_ENV.trustProxyAny;
+  const text = env[variable]?.trim().toLowerCase();
+  if (text !== undefined && text !== '') {
+    const on = ['1', 'true', 'yes'].includes(text);
+    if (!on && !['0', 'false', 'no'].includes(text)) {
+      throw new UserError(`${variable} must be 1 or 0 (true or false), got "${env[variable]!.slice(0, 40)}"`);
+    }
+    return { on, from: variable, force: `${variable}=1` };
+  }
+  if (file?.trustProxyAny === undefined) return undefined;
+  return { on: file.trustProxyAny, from: `${file.label}: trustProxyAny`, force: 'trustProxyAny: true' };
 }
 
 export function loadApiLimits(
@@ -77,6 +109,10 @@ export function loadApiLimits(
   }
 
   const proxy = value('trustProxy', raw, env, file);
+  const any = trustProxyAny(raw, env, file);
+  if (any?.on && proxy === undefined) {
+    throw new UserError(`${any.from} needs a --trust-proxy to go with it`);
+  }
   if (proxy !== undefined) {
     const text = proxy.text.trim();
     // A hop count would believe whoever connects directly (fastify refuses it for that reason).
@@ -90,13 +126,29 @@ export function loadApiLimits(
     config.trustProxy = Object.freeze(
       entries.map((entry) => {
         if (NAMED_RANGES.has(entry.toLowerCase())) return entry.toLowerCase();
+        let cidr: string;
         try {
-          return canonicalCidr(entry);
+          cidr = canonicalCidr(entry);
         } catch (error) {
           throw new UserError(`${proxy.from}: ${(error as UserError).shortMessage}`);
         }
+        // Whoever a trusted range holds can claim any client address, and so pass any allow-list.
+        if (!any?.on && isWidePublicRange(cidr)) {
+          const force = any?.force ?? forceFor(proxy.from, file);
+          throw new UserError(
+            `${proxy.from}: ${cidr} covers public addresses beyond a /8 (IPv6: /16): anyone there could forge X-Forwarded-For past key allow-lists; give your proxies' own ranges, or ${force} to trust it anyway`,
+          );
+        }
+        return cidr;
       }),
     );
   }
   return Object.freeze(config);
+}
+
+/** How to force a wide range, named where the range was given. */
+function forceFor(from: string, file?: ConfigFile): string {
+  if (from === FLAGS.trustProxy) return FLAGS.trustProxyAny;
+  if (from === API_LIMIT_ENV.trustProxy) return `${API_LIMIT_ENV.trustProxyAny}=1`;
+  return file === undefined ? FLAGS.trustProxyAny : 'trustProxyAny: true';
 }

@@ -112,6 +112,7 @@ describe('config file validation', () => {
       rateBurst: 'rateBurst',
       redis: 'redis',
       trustProxy: 'trustProxy',
+      trustProxyAny: 'trustProxyAny',
     };
     assert.deepEqual(Object.keys(where).sort(), [...Object.keys(ENV), ...Object.keys(API_LIMIT_ENV)].sort());
     for (const path of Object.values(where)) {
@@ -120,6 +121,35 @@ describe('config file validation', () => {
       assert.ok(schema, `${path} is in the file's schema`);
       assert.ok(schema.description.length > 20, `${path} is described`);
     }
+  });
+
+  test('a trusted-proxy range over public space is refused, naming trustProxyAny, which forces it', () => {
+    const wide = (json: unknown) => () => loadConfig({}, {}, readConfigFile(writeConfig(json), 'cfg.json'));
+    for (const trustProxy of [['0.0.0.0/0'], '10.0.0.0/8, ::/0']) {
+      assert.throws(wide({ trustProxy }), (error: unknown) => {
+        assert.ok(error instanceof UserError, String(error));
+        assert.match(
+          error.shortMessage,
+          /^cfg\.json: trustProxy: (0\.0\.0\.0|::)\/0 covers public addresses .*, or trustProxyAny: true to trust it anyway$/,
+        );
+        return true;
+      });
+      assert.doesNotThrow(wide({ trustProxy, trustProxyAny: true }));
+    }
+    assert.throws(wide({ trustProxy: '::/0', trustProxyAny: false }), /covers public addresses/);
+    assert.throws(
+      wide({ trustProxyAny: true }),
+      /cfg\.json: trustProxyAny needs a --trust-proxy to go with it/,
+    );
+    // The flag forces a range from the file, and a private range needs nothing.
+    assert.deepEqual(
+      loadConfig({ trustProxyAny: true }, {}, readConfigFile(writeConfig({ trustProxy: '::/0' }))).limits,
+      { trustProxy: ['::/0'] },
+    );
+    assert.deepEqual(
+      loadConfig({}, {}, readConfigFile(writeConfig({ trustProxy: ['fd00::/8', '192.168.0.0/16'] }))).limits,
+      { trustProxy: ['fd00::/8', '192.168.0.0/16'] },
+    );
   });
 
   test('the bad field is named, with what is wrong: the message the README promises', () => {
@@ -162,6 +192,9 @@ describe('config file validation', () => {
     assert.deepEqual(problemsOf({ trustProxy: [1], rateLimit: '1000001/s' }), [
       'cfg.json: trustProxy[0]: must be a string, got an integer',
       'cfg.json: rateLimit: must be between 1/day and 1000000/s, got "1000001/s"',
+    ]);
+    assert.deepEqual(problemsOf({ trustProxyAny: 'yes' }), [
+      'cfg.json: trustProxyAny: must be true or false, got a string',
     ]);
     assert.deepEqual(problemsOf([]), ['cfg.json: (top level): must be an object, got an array']);
   });
@@ -367,6 +400,10 @@ describe('the published JSON Schema', () => {
       { trustProxy: [] },
       { trustProxy: [''] },
       { trustProxy: {} },
+      { trustProxy: '0.0.0.0/0', trustProxyAny: true },
+      { trustProxyAny: false },
+      { trustProxyAny: 'true' },
+      { trustProxyAny: 1 },
       { extra: 1 },
       [],
       'text',

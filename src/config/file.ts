@@ -49,6 +49,8 @@ export interface ConfigFile {
   redis?: string;
   /** Proxies, as a list or as the flag's comma-separated text (no hop counts: docs/api-keys.md). */
   trustProxy?: string | readonly string[];
+  /** Trust trustProxy ranges that cover public address space too. */
+  trustProxyAny?: boolean;
 }
 
 /** The problem `parseRate` (the flag's parser) finds in a rate, without its `from` prefix. */
@@ -174,6 +176,10 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
           items: { type: 'string', description: 'A CIDR, an address or a range name.' },
         },
       ],
+    },
+    trustProxyAny: {
+      type: 'boolean',
+      description: `serve/start: accept trustProxy ranges that cover public address space (wider than an IPv4 /8 or IPv6 /16, outside private, loopback, link-local and unique-local space), which are refused otherwise: anyone in them could forge X-Forwarded-For (default false). Flag --trust-proxy-any, variable ${API_LIMIT_ENV.trustProxyAny}.`,
     },
   },
   moved: {

@@ -69,3 +69,19 @@ describe('one of several forms', () => {
     });
   });
 });
+
+describe('a switch', () => {
+  const schema: Schema = { type: 'boolean', description: 'on or off' };
+
+  test('only true and false are accepted, and the JSON Schema says so', () => {
+    assert.deepEqual(validate(schema, true), []);
+    assert.deepEqual(validate(schema, false), []);
+    assert.deepEqual(validate(schema, 'true', 'any'), [
+      { path: 'any', message: 'must be true or false, got a string' },
+    ]);
+    assert.deepEqual(validate(schema, 1, 'any'), [
+      { path: 'any', message: 'must be true or false, got an integer' },
+    ]);
+    assert.deepEqual(toJsonSchema(schema), { type: 'boolean', description: 'on or off' });
+  });
+});

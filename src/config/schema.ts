@@ -52,6 +52,10 @@ export interface IntegerSchema extends Described {
   maximum: number;
 }
 
+export interface BooleanSchema extends Described {
+  type: 'boolean';
+}
+
 export interface EnumSchema extends Described {
   type: 'enum';
   values: readonly string[];
@@ -79,7 +83,14 @@ export interface OneOfSchema extends Described {
   expected: string;
 }
 
-export type Schema = StringSchema | IntegerSchema | EnumSchema | ArraySchema | ObjectSchema | OneOfSchema;
+export type Schema =
+  | StringSchema
+  | IntegerSchema
+  | BooleanSchema
+  | EnumSchema
+  | ArraySchema
+  | ObjectSchema
+  | OneOfSchema;
 
 /** One thing wrong with the input: where (`chains.eth.rpc`) and what. */
 export interface Problem {
@@ -156,6 +167,8 @@ function sameKind(s: Schema, v: unknown): boolean {
       return typeof v === 'string';
     case 'integer':
       return Number.isInteger(v);
+    case 'boolean':
+      return typeof v === 'boolean';
     case 'array':
       return Array.isArray(v);
     case 'object':
@@ -177,6 +190,8 @@ function typeProblem(s: Schema, v: unknown): string | undefined {
       if (typeof v !== 'number' || !Number.isInteger(v)) return `must be an integer, got ${describeType(v)}`;
       if (v < s.minimum || v > s.maximum) return `must be between ${s.minimum} and ${s.maximum}, got ${v}`;
       return undefined;
+    case 'boolean':
+      return typeof v === 'boolean' ? undefined : `must be true or false, got ${describeType(v)}`;
     case 'enum': {
       if (typeof v === 'string' && s.values.includes(v)) return undefined;
       const got = typeof v === 'string' ? `"${v.slice(0, 40)}"` : describeType(v);
@@ -273,6 +288,8 @@ export function toJsonSchema(schema: Schema): Record<string, unknown> {
       return { ...common, oneOf: schema.options.map(toJsonSchema) };
     case 'integer':
       return { type: 'integer', ...common, minimum: schema.minimum, maximum: schema.maximum };
+    case 'boolean':
+      return { type: 'boolean', ...common };
     case 'enum':
       return { type: 'string', ...common, enum: [...schema.values] };
     case 'array':

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { BlockList } from 'node:net';
 import { describe, test } from 'node:test';
 import { UserError } from './errors.js';
-import { canonicalCidr, createIpAllowList } from './ip-allow-list.js';
+import { canonicalCidr, createIpAllowList, isWidePublicRange } from './ip-allow-list.js';
 
 describe('canonical CIDRs', () => {
   test('addresses and networks of both families get one text form', () => {
@@ -144,5 +144,50 @@ describe('allow-list matching', () => {
       assert.equal(hits, n);
     }
     assert.ok(best < 2, `${best.toFixed(3)} µs per check`);
+  });
+});
+
+describe('ranges too wide to trust as proxies', () => {
+  test('public space wider than an IPv4 /8 or IPv6 /16 is wide; non-public space never is', () => {
+    const wide = [
+      '0.0.0.0/0',
+      '::/0',
+      '0.0.0.0/1',
+      '128.0.0.0/1',
+      '8.0.0.0/7',
+      '2000::/3',
+      '2000::/15',
+      // Each holds ::ffff:0:0/96, every IPv4 client of a dual-stack socket.
+      '::/8',
+      '::/80',
+      '::ffff:0:0/96',
+      '::ffff:0:0/97',
+      // Wider than the private block it starts with.
+      '10.0.0.0/7',
+      'fc00::/6',
+    ];
+    const narrow = [
+      '8.0.0.0/8',
+      '203.0.113.0/24',
+      '192.0.2.7',
+      '2001::/16',
+      '2a06:98c0::/29',
+      '::ffff:8.0.0.0/104',
+      // IPv4-compatible (::a.b.c.d), not mapped: no IPv4 client has such an address.
+      '::/96',
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '127.0.0.0/8',
+      '100.64.0.0/10',
+      '169.254.0.0/16',
+      '::1',
+      'fc00::/7',
+      'fd00::/8',
+      'fe80::/10',
+    ];
+    for (const range of wide) assert.equal(isWidePublicRange(range), true, range);
+    for (const range of narrow) assert.equal(isWidePublicRange(range), false, range);
+    assert.throws(() => isWidePublicRange('10.0.0.1/8'), UserError);
   });
 });

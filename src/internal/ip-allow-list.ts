@@ -205,6 +205,43 @@ export function canonicalCidr(text: string): string {
   return formatCidr(parseCidrParts(text));
 }
 
+/**
+ * Ranges that hold no public address: loopback, private (RFC 1918), shared (RFC 6598), link-local
+ * and unique-local. A range inside one of them is never too wide to trust as proxies.
+ */
+const NON_PUBLIC = [
+  '127.0.0.0/8',
+  '10.0.0.0/8',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+  '100.64.0.0/10',
+  '169.254.0.0/16',
+  '::1/128',
+  'fc00::/7',
+  'fe80::/10',
+].map(parseCidrParts);
+
+/** `::ffff:0:0/96`: every IPv4 address as a dual-stack socket reports it. */
+const MAPPED: Groups = [0, 0, 0, 0, 0, 0xffff, 0, 0];
+
+/** The widest public ranges `isWidePublicRange` lets through, over all 128 bits: an IPv4 /8, an IPv6 /16. */
+const WIDEST_IPV4 = 96 + 8;
+const WIDEST_IPV6 = 16;
+
+/**
+ * Whether a CIDR (as `canonicalCidr` accepts it) reaches public space wider than an IPv4 /8 or an
+ * IPv6 /16 and lies in no non-public range: trusting it as proxies would let anyone there forge
+ * `X-Forwarded-For`. An IPv6 range that holds the IPv4-mapped block (`::/80`, `::/0`) counts as
+ * 0.0.0.0/0, since it holds every IPv4 client. Throws `UserError` as `canonicalCidr` does.
+ */
+export function isWidePublicRange(text: string): boolean {
+  const { groups, prefix } = parseCidrParts(text);
+  const inside = (block: Cidr) => prefix >= block.prefix && samePrefix(groups, block.groups, block.prefix);
+  if (NON_PUBLIC.some(inside)) return false;
+  if (samePrefix(groups, MAPPED, Math.min(prefix, 96))) return prefix < WIDEST_IPV4;
+  return prefix < WIDEST_IPV6;
+}
+
 /** A compiled allow-list. */
 export interface IpAllowList {
   /** True when `ip` (a socket or forwarded address, IPv4 or IPv6) lies in one of the networks. Never throws. */
