@@ -89,7 +89,12 @@ describe('cleanTokenMetadata', () => {
   test('caps the name and the symbol at their own limits; clean metadata is the same object', () => {
     const clean = { address: '0x1', name: 'Tether USD', symbol: 'USDT', decimals: 6 };
     assert.equal(cleanTokenMetadata(clean), clean);
-    const hostile = { address: '0x1', name: 'N'.repeat(1000), symbol: `\u0000${'S'.repeat(100)}`, decimals: 6 };
+    const hostile = {
+      address: '0x1',
+      name: 'N'.repeat(1000),
+      symbol: `\u0000${'S'.repeat(100)}`,
+      decimals: 6,
+    };
     assert.deepEqual(cleanTokenMetadata(hostile), {
       address: '0x1',
       name: 'N'.repeat(MAX_TOKEN_NAME_CHARS),
