@@ -10,10 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { generateApiKey } from '../internal/api-keys.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { ProblemsError, UserError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
+import { MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from '../internal/token-text.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { indexBatch, transferRecord } from '../store/testing/batches.js';
 import type { Store, TokenRecord } from '../store/types.js';
@@ -389,5 +391,91 @@ describe('token lists in a running API', () => {
   test('the store itself keeps what the chain said', async () => {
     const stored = await store.reader.getToken('eth', ONE_INCH.address.toLowerCase());
     assert.deepEqual([stored?.name, stored?.symbol, stored?.icon], ['', '', '']);
+  });
+});
+
+describe('a store written before names were capped', () => {
+  let store: Store;
+  let server: ApiServer;
+  let key: string;
+  const token = `0x${'77'.repeat(20)}`;
+  const hostileName = `\u202e${'Evil\u0007Name '.repeat(100_000)}`;
+  const hostileSymbol = `\u001b[2J\u0000${'S'.repeat(100)}`;
+
+  before(async () => {
+    const path = join(tmp, 'old.sqlite');
+    const writing = await openSqliteStore({ path, logger: silentLogger() });
+    await writing.writer.applyBatch(
+      indexBatch({
+        fromBlock: 1,
+        toBlock: 1,
+        transfers: [
+          transferRecord({
+            token,
+            blockNumber: 1,
+            from: ZERO_ADDRESS,
+            to: `0x${'a1'.repeat(20)}`,
+            value: 1n,
+          }),
+        ],
+        tokens: [{ address: token, name: 'Clean', symbol: 'CLN', decimals: 18 }],
+      }),
+    );
+    const generated = generateApiKey();
+    await writing.keys.createApiKey({
+      id: generated.id,
+      hash: generated.hash,
+      label: 't',
+      createdAt: 0,
+      revokedAt: null,
+    });
+    key = generated.key;
+    await writing.close();
+    // What an older version wrote for a hostile contract, before the store capped anything.
+    const db = new Database(path);
+    db.prepare('UPDATE tokens SET name = ?, symbol = ?').run(hostileName, hostileSymbol);
+    db.close();
+    store = await openSqliteStore({ path, logger: silentLogger() });
+    assert.equal((await store.reader.getToken('eth', token))?.name.length, hostileName.length);
+    server = await startApiServer({
+      // As `serve` wires it, with no token list configured.
+      store: withTokenOverlay(store, createTokenOverlay([])),
+      logger: silentLogger(),
+      chains: ['eth'],
+      host: '127.0.0.1',
+      port: 0,
+    });
+  });
+
+  after(async () => {
+    await server?.close();
+    await store?.close();
+  });
+
+  const expectedName = 'Evil\u0007Name '
+    .replace('\u0007', '')
+    .repeat(20)
+    .slice(0, MAX_TOKEN_NAME_CHARS)
+    .trimEnd();
+  const expectedSymbol = `[2J${'S'.repeat(MAX_TOKEN_SYMBOL_CHARS - 3)}`;
+  const get = async (path: string) => {
+    const answer = await call(server.url, `${path}?apikey=${key}`);
+    assert.ok(answer.text.length < 10_000, `${path} answers ${answer.text.length} characters`);
+    return okData(answer);
+  };
+
+  test('Token Info, Token List on Chain and Token Transaction List serve the name and symbol capped and clean', async () => {
+    const info = (await get(`/vipapi/eth/token/${token}`)) as { tokenInfo: { f: string; s: string } };
+    assert.deepEqual([info.tokenInfo.f, info.tokenInfo.s], [expectedName, expectedSymbol]);
+    const page = (await get('/vipapi/eth/tokens/1/10')) as { data: { f: string; s: string }[] };
+    assert.deepEqual([page.data[0]?.f, page.data[0]?.s], [expectedName, expectedSymbol]);
+    const records = (await get(`/vipapi/eth/token/tokentrans/${token}/1/10`)) as {
+      tokenSymbol: string;
+      tokenInfo: { f: string; s: string };
+    }[];
+    assert.deepEqual(
+      [records[0]?.tokenSymbol, records[0]?.tokenInfo.f, records[0]?.tokenInfo.s],
+      [expectedSymbol, expectedName, expectedSymbol],
+    );
   });
 });

@@ -14,6 +14,7 @@
 import { EVM_CHAIN_IDS, type EvmChain } from '../internal/chains.js';
 import { ProblemsError } from '../internal/errors.js';
 import { readJsonFile } from '../internal/json-file.js';
+import { cleanTokenMetadata } from '../internal/token-text.js';
 import type { Store, TokenRecord } from '../store/types.js';
 
 /** What one list says about one token of a served chain. */
@@ -252,22 +253,35 @@ export function createTokenOverlay(lists: readonly TokenList[]): TokenOverlay {
 
 /**
  * The API's store with the overlay applied to the EVM tokens it reads (Token Info, the token list,
- * the transfer list's token fields). Everything else passes through unchanged.
+ * the transfer list's token fields), and every token's name and symbol, EVM and NEO, capped and
+ * cleaned as the indexer does (`cleanTokenText`): a store written before the cap existed may hold
+ * a megabyte name, and it is not served. Everything else passes through unchanged.
  */
 export function withTokenOverlay(store: Store, overlay: TokenOverlay): Store {
-  if (overlay.size === 0) return store;
-  const { reader } = store;
+  const { reader, neo } = store;
+  const show = (token: TokenRecord) => cleanTokenMetadata(overlay.size === 0 ? token : overlay.apply(token));
   return {
     ...store,
     reader: {
       ...reader,
       async getToken(chain, address) {
         const token = await reader.getToken(chain, address);
-        return token === null ? null : overlay.apply(token);
+        return token === null ? null : show(token);
       },
       async listTokens(chain, offset, limit) {
         const page = await reader.listTokens(chain, offset, limit);
-        return { ...page, tokens: page.tokens.map(overlay.apply) };
+        return { ...page, tokens: page.tokens.map(show) };
+      },
+    },
+    neo: {
+      ...neo,
+      async getNeoToken(chain, address) {
+        const token = await neo.getNeoToken(chain, address);
+        return token === null ? null : cleanTokenMetadata(token);
+      },
+      async listNeoTokens(chain, offset, limit) {
+        const page = await neo.listNeoTokens(chain, offset, limit);
+        return { ...page, tokens: page.tokens.map(cleanTokenMetadata) };
       },
     },
   };

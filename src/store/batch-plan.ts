@@ -5,6 +5,7 @@
  */
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { TokenqueryError } from '../internal/errors.js';
+import { cleanTokenMetadata } from '../internal/token-text.js';
 import type { IndexBatch, NeoBatchPart, SeedBalance, TokenMetadata, TransferRecord } from './types.js';
 
 /**
@@ -280,8 +281,9 @@ export function checkRollback(
 
 /**
  * The rule for a token a batch names and the store does not know yet: the batch must carry its
- * metadata (returned), and its supply is marked to be read (any read at or after its first block
- * will do).
+ * metadata (returned, with its name and symbol capped and cleaned: whatever wrote the batch,
+ * the store keeps no megabyte name), and its supply is marked to be read (any read at or after
+ * its first block will do).
  */
 export function admitNewToken(
   chain: string,
@@ -293,5 +295,5 @@ export function admitNewToken(
     throw new TokenqueryError(`batch for ${chain} lacks the metadata of new token ${token.address}`);
   }
   token.dirtyBlock = Math.max(token.dirtyBlock ?? token.firstBlock, token.firstBlock);
-  return meta;
+  return cleanTokenMetadata(meta);
 }

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../../internal/logger.js';
 import type { TokenMetadata } from '../../internal/records.js';
+import { cleanTokenMetadata } from '../../internal/token-text.js';
 import { classifyRpcError } from '../jsonrpc/error-classification.js';
 import { InvalidRpcResponseError, RpcResponseError, StateUnavailableError } from '../jsonrpc/errors.js';
 import type { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
@@ -71,12 +72,13 @@ export function createStateReads(deps: {
       }
       return tokens.map((address, t) => {
         const result = (k: number) => callResult(perToken[t]![k]!, blockTag);
-        return {
+        // The contract chooses these: capped and cleaned before anything keeps them.
+        return cleanTokenMetadata({
           address,
           name: decodeAbiStringOrBytes32(result(0) ?? '0x'),
           symbol: decodeAbiStringOrBytes32(result(1) ?? '0x'),
           decimals: decodeDecimals(result(2)),
-        };
+        });
       });
     });
   }

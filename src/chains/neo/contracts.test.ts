@@ -214,6 +214,9 @@ describe('contract deployments', () => {
     assert.equal(englishName('NEO', 'name'), 'NEO');
     assert.equal(englishName([{ lang: 'zh-CN', name: '小蚁股' }], 'name'), '小蚁股');
     assert.equal(englishName(null, 'name'), '');
+    // Whoever registers an asset chooses its names: capped and cleaned like a token's.
+    assert.equal(englishName(`\u202e${'A'.repeat(1000)}`, 'name'), 'A'.repeat(128));
+    assert.equal(englishName([{ lang: 'en', name: 'Evil\u0000\u0007 Asset\n' }], 'name'), 'Evil Asset');
     assert.throws(() => englishName(5, 'name'), InvalidRpcResponseError);
   });
 });

@@ -9,6 +9,7 @@
  * A FAULTed invocation deploys nothing. Deployments made by a contract at run time (a
  * contract calling Create itself) are not visible in the transaction and are not reported.
  */
+import { cleanTokenText, MAX_TOKEN_NAME_CHARS } from '../../internal/token-text.js';
 import { contractHashOfScript } from './address.js';
 import { bytesToHex, bytesToUtf8 } from './bytes.js';
 import { invalid } from './errors.js';
@@ -99,11 +100,15 @@ export function englishName(raw: unknown, path: string): string {
 /** Every (lang, name) pair of an asset name field; a plain string is one pair with lang `""`. */
 export function assetNames(raw: unknown, path: string): { lang: string; name: string }[] {
   if (raw === null || raw === undefined) return [];
-  if (typeof raw === 'string') return [{ lang: '', name: raw }];
+  // Whoever registers an asset chooses its names: capped and cleaned like a token's.
+  if (typeof raw === 'string') return [{ lang: '', name: cleanTokenText(raw, MAX_TOKEN_NAME_CHARS) }];
   if (!Array.isArray(raw)) throw invalid(`${path} is neither a list of names nor a string`);
   return raw.map((entry, i) => {
     if (!isRecord(entry)) throw invalid(`${path}[${i}] is not an object`);
-    return { lang: text(entry.lang, `${path}[${i}].lang`), name: text(entry.name, `${path}[${i}].name`) };
+    return {
+      lang: text(entry.lang, `${path}[${i}].lang`),
+      name: cleanTokenText(text(entry.name, `${path}[${i}].name`), MAX_TOKEN_NAME_CHARS),
+    };
   });
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { silentLogger } from '../../internal/logger.js';
+import { MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from '../../internal/token-text.js';
 import { createRpcClient } from '../jsonrpc/rpc-client.js';
 import {
   InvalidRpcResponseError,
@@ -136,6 +137,34 @@ describe('NEO source', () => {
       assert.deepEqual(unknown, { hash: RPX_HASH, name: '', symbol: '', decimals: 0, totalSupply: null });
       assert.equal(node.calls.get('invokefunction'), 9);
     });
+  });
+
+  test('NEP-5 metadata: a hostile name and symbol are capped and cleaned', async () => {
+    const hostile = `0x${'42'.repeat(20)}`;
+    const answer = (item: unknown) => ({
+      script: '',
+      state: 'HALT, BREAK',
+      gas_consumed: '1',
+      stack: [item],
+    });
+    const text = (value: string) => ({
+      type: 'ByteArray',
+      value: Buffer.from(value, 'utf8').toString('hex'),
+    });
+    const invocations = [
+      { method: 'name', result: answer(text(`\u202eEvil${'N'.repeat(100_000)}`)) },
+      { method: 'symbol', result: answer({ type: 'String', value: `\u001b[2J\u0000${'S'.repeat(50)}` }) },
+      { method: 'decimals', result: answer({ type: 'Integer', value: '8' }) },
+    ].map((i) => ({ contract: hostile, params: [], ...i }));
+    await withSource(
+      { ...recordings, invocations: [...(recordings.invocations ?? []), ...invocations] },
+      async (source) => {
+        const [token] = await source.readNep5Metadata([hostile]);
+        assert.equal(token?.name, `Evil${'N'.repeat(MAX_TOKEN_NAME_CHARS - 4)}`);
+        assert.equal(token?.symbol, `[2J${'S'.repeat(MAX_TOKEN_SYMBOL_CHARS - 3)}`);
+        assert.equal(token?.decimals, 8);
+      },
+    );
   });
 
   test('getrawtransaction: recorded transactions, block transactions, unknown ones', async () => {

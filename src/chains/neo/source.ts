@@ -1,4 +1,5 @@
 import type { Logger } from '../../internal/logger.js';
+import { cleanTokenText, MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from '../../internal/token-text.js';
 import { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
 import type { RpcBatchItem, RpcClient } from '../jsonrpc/rpc-client.js';
 import { decodeBlock, invocationTxids, type ParsedBlock, parseBlock, parseRawTransaction } from './block.js';
@@ -203,8 +204,9 @@ export function createNeoSource(options: NeoSourceOptions): NeoSource {
         const supplyValue = supply === undefined ? undefined : stackItemToBigInt(supply);
         return {
           hash,
-          name: (name && stackItemToText(name)) ?? '',
-          symbol: (symbol && stackItemToText(symbol)) ?? '',
+          // The contract chooses these: capped and cleaned before anything keeps them.
+          name: cleanTokenText((name && stackItemToText(name)) ?? '', MAX_TOKEN_NAME_CHARS),
+          symbol: cleanTokenText((symbol && stackItemToText(symbol)) ?? '', MAX_TOKEN_SYMBOL_CHARS),
           decimals:
             decimalsValue !== undefined && decimalsValue >= 0n && decimalsValue <= 255n
               ? Number(decimalsValue)

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../../internal/amount.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
+import { MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from '../../internal/token-text.js';
 import { batch, blockHash, blockRefs, moves, tokenMetadata, transferRecord } from '../testing/batches.js';
 import { type ContractContext, H1, H2, H3, snapshot, T1, T2 } from './fixtures.js';
 
@@ -56,6 +57,32 @@ export function runBatchCases({ withStore }: ContractContext): void {
         assert.equal(await store.reader.getBalance('eth', T1, H2), 300n);
         assert.equal(await store.reader.getBalance('eth', T1, ZERO_ADDRESS), -1000n);
         assert.equal(await store.reader.getBalance('eth', T1, H3), 0n);
+      }));
+
+    test('the name and symbol of a new token are stored capped and clean, whatever the batch carries', () =>
+      withStore(async (store) => {
+        // A writer that did not clean them (an older indexer, a hand-made batch): the store does.
+        await store.writer.applyBatch(
+          batch({
+            from: 1,
+            to: 1,
+            transfers: [...moves(T1, 1, [[ZERO_ADDRESS, H1, 5n]]), ...moves(T2, 1, [[ZERO_ADDRESS, H1, 5n]])],
+            tokens: [
+              {
+                address: T1,
+                name: `\u202e${'𝔸'.repeat(200_000)}`,
+                symbol: '\u001b[2JEVIL\u0000',
+                decimals: 6,
+              },
+              { address: T2, name: '\u0000\u0000', symbol: ` ${'S'.repeat(100)}`, decimals: 0 },
+            ],
+          }),
+        );
+        const t1 = await store.reader.getToken('eth', T1);
+        assert.ok(t1 !== null && t1.name.length < 1000, 'the name is capped');
+        assert.deepEqual([t1.name, t1.symbol], ['𝔸'.repeat(MAX_TOKEN_NAME_CHARS), '[2JEVIL']);
+        const t2 = await store.reader.getToken('eth', T2);
+        assert.deepEqual([t2?.name, t2?.symbol], ['', 'S'.repeat(MAX_TOKEN_SYMBOL_CHARS)]);
       }));
 
     test('a known token keeps the metadata it was first seen with', () =>

@@ -15,7 +15,7 @@ import {
   type TokenWork,
 } from '../batch-plan.js';
 import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '../chain-activity.js';
-import type { BlockRef, IndexBatch, SeedBalance } from '../types.js';
+import type { BlockRef, IndexBatch, SeedBalance, TokenMetadata } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
 import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
 import { writeNeoPart } from './neo-tables.js';
@@ -141,18 +141,19 @@ export async function applyBatchIn(
     for (const row of known.rows) ids.set(row.address.slice(2), row.id);
     const metadata = new Map(batch.tokens.map((token) => [token.address, token]));
     const fresh: TokenWork[] = [];
+    const admitted: TokenMetadata[] = [];
     for (const token of tokens) {
       if (ids.has(encode(token.address))) continue;
-      admitNewToken(chain, metadata, token);
+      admitted.push(admitNewToken(chain, metadata, token));
       fresh.push(token);
     }
     if (fresh.length > 0) {
       const inserted = await run<{ id: number; address: string }>(client, 'insertTokens', [
         chain,
         byteaArray(fresh.map((t) => encode(t.address))),
-        byteaArray(fresh.map((t) => encodeText(metadata.get(t.address)!.name).slice(2))),
-        byteaArray(fresh.map((t) => encodeText(metadata.get(t.address)!.symbol).slice(2))),
-        int8Array(fresh.map((t) => metadata.get(t.address)!.decimals)),
+        byteaArray(admitted.map((m) => encodeText(m.name).slice(2))),
+        byteaArray(admitted.map((m) => encodeText(m.symbol).slice(2))),
+        int8Array(admitted.map((m) => m.decimals)),
         int8Array(fresh.map((t) => t.firstBlock)),
       ]);
       for (const row of inserted.rows) ids.set(row.address.slice(2), row.id);
