@@ -126,6 +126,10 @@ function withApiLimitOptions(command: Command): Command {
     .option(
       '--trust-proxy <cidrs>',
       `believe X-Forwarded-For from these proxies (addresses or CIDRs, comma-separated), for key allow-lists (default: never) [env ${API_LIMIT_ENV.trustProxy}]`,
+    )
+    .option(
+      '--operator-listen <host:port|same|off>',
+      `where /metrics, the dashboard and the docs are served: same (default: beside the API), off, or a listener of their own, e.g. 127.0.0.1:9090 [env ${API_LIMIT_ENV.operatorListen}]`,
     );
 }
 

@@ -1,6 +1,7 @@
 /**
  * The API's key-limit options (`serve`, `start`): the default rate limit, the Redis that shares
- * rate-limit state between replicas, and the proxies whose `X-Forwarded-For` is believed.
+ * rate-limit state between replicas, and the proxies whose `X-Forwarded-For` is believed; and
+ * where the operator views (`/metrics`, dashboard, docs) are served.
  * Flags win over environment variables. Errors name the flag or variable and never echo a URL.
  */
 import { UserError } from '../internal/errors.js';
@@ -15,6 +16,7 @@ export interface ApiLimitOptions {
   rateBurst?: string;
   redis?: string;
   trustProxy?: string;
+  operatorListen?: string;
 }
 
 export const API_LIMIT_ENV = {
@@ -22,6 +24,7 @@ export const API_LIMIT_ENV = {
   rateBurst: 'TOKENQUERY_RATE_BURST',
   redis: 'TOKENQUERY_REDIS',
   trustProxy: 'TOKENQUERY_TRUST_PROXY',
+  operatorListen: 'TOKENQUERY_OPERATOR_LISTEN',
 } as const;
 
 const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
@@ -29,6 +32,7 @@ const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
   rateBurst: '--rate-burst',
   redis: '--redis',
   trustProxy: '--trust-proxy',
+  operatorListen: '--operator-listen',
 };
 
 /** proxy-addr's names for reserved ranges, accepted by `--trust-proxy` beside addresses and CIDRs. */
@@ -98,5 +102,22 @@ export function loadApiLimits(
       }),
     );
   }
+  const operator = value('operatorListen', raw, env, file);
+  if (operator !== undefined) config.operatorListen = parseOperatorListen(operator.text, operator.from);
   return Object.freeze(config);
+}
+
+/** `same`, `off`, or `host:port` (`[::1]:9090` for an IPv6 address). */
+export function parseOperatorListen(
+  text: string,
+  from: string,
+): 'same' | 'off' | { host: string; port: number } {
+  const trimmed = text.trim().toLowerCase();
+  if (trimmed === 'same' || trimmed === 'off') return trimmed;
+  const match = /^(?:\[([0-9a-f:.]+)\]|([^\s:[\]]+)):([0-9]{1,5})$/i.exec(text.trim());
+  const port = Number(match?.[3]);
+  if (match === null || port > 65535) {
+    throw new UserError(`${from} must be same, off or host:port (e.g. 127.0.0.1:9090), not "${text}"`);
+  }
+  return Object.freeze({ host: match[1] ?? match[2]!, port });
 }

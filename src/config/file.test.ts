@@ -112,6 +112,7 @@ describe('config file validation', () => {
       rateBurst: 'rateBurst',
       redis: 'redis',
       trustProxy: 'trustProxy',
+      operatorListen: 'operatorListen',
     };
     assert.deepEqual(Object.keys(where).sort(), [...Object.keys(ENV), ...Object.keys(API_LIMIT_ENV)].sort());
     for (const path of Object.values(where)) {

@@ -11,7 +11,7 @@ import { ProblemsError, redactUrls, UserError } from '../internal/errors.js';
 import { readJsonFile } from '../internal/json-file.js';
 import type { LogLevel } from '../internal/logger.js';
 import { parseRate } from '../internal/rate-limit.js';
-import { API_LIMIT_ENV } from './api-limits.js';
+import { API_LIMIT_ENV, parseOperatorListen } from './api-limits.js';
 import { DEFAULTS, ENV, LIMITS, LOG_LEVELS } from './load.js';
 import { type ObjectSchema, type Schema, toJsonSchema, validate } from './schema.js';
 
@@ -49,6 +49,17 @@ export interface ConfigFile {
   redis?: string;
   /** Proxies, as a list or as the flag's comma-separated text (no hop counts: docs/api-keys.md). */
   trustProxy?: string | readonly string[];
+  operatorListen?: string;
+}
+
+/** The problem `parseOperatorListen` (the flag's parser) finds, without its `from` prefix. */
+function operatorListenProblem(text: string): string | undefined {
+  try {
+    parseOperatorListen(text, 'operatorListen');
+    return undefined;
+  } catch (error) {
+    return error instanceof UserError ? error.shortMessage.replace(/^operatorListen /, '') : String(error);
+  }
 }
 
 /** The problem `parseRate` (the flag's parser) finds in a rate, without its `from` prefix. */
@@ -174,6 +185,12 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
           items: { type: 'string', description: 'A CIDR, an address or a range name.' },
         },
       ],
+    },
+    operatorListen: {
+      type: 'string',
+      check: operatorListenProblem,
+      pattern: '^\\s*([Ss][Aa][Mm][Ee]|[Oo][Ff][Ff]|(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5})\\s*$',
+      description: `serve/start: where /metrics, the dashboard and the docs are served: same (the default: beside the API), off, or host:port for a listener of their own; the API then answers 404 for them. Flag --operator-listen, variable ${API_LIMIT_ENV.operatorListen}.`,
     },
   },
   moved: {
