@@ -68,7 +68,10 @@ export function errorClassOf(text: string): ErrorClass {
   }
   if (/\breorg\b/i.test(text)) return 'reorg too deep';
   if (DATABASE.test(text)) {
-    return NETWORK_FAULT.test(text) || TIMEOUT.test(text) ? 'database unreachable' : 'database error';
+    const cannotConnect = /password authentication|too many clients/i.test(text);
+    return cannotConnect || NETWORK_FAULT.test(text) || TIMEOUT.test(text)
+      ? 'database unreachable'
+      : 'database error';
   }
   if (RPC.test(text)) {
     if (TIMEOUT.test(text)) return 'rpc timeout';
