@@ -18,11 +18,11 @@ import type { RateLimit } from '../internal/rate-limit.js';
 import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
 import type { ApiStore } from '../store/types.js';
 import { createApiKeyVerifier } from './auth.js';
-import { rawErrorResponse, sendError } from './envelope.js';
+import { JSON_CONTENT_TYPE, rawErrorResponse, sendError } from './envelope.js';
 import { ApiError, invalidParameter, methodNotAllowed, notFound, serverBusy } from './errors.js';
 import { createKeyGate } from './key-gate.js';
-import { registerOpenApi } from './openapi.js';
-import { registerOperatorViews } from './operator.js';
+import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
+import { createOperatorViews } from './operator.js';
 import { createLocalRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { createResponseCache, type ResponseCache } from './response-cache.js';
 import { docsRoutes } from './routes/docs.js';
@@ -60,6 +60,19 @@ export interface ApiAppOptions {
   trustProxy?: readonly string[];
   /** The indexer's RPC figures for `/metrics`, when it runs in this process (`start`). */
   rpcMetrics?: () => readonly RpcSeriesSnapshot[];
+  /**
+   * Where `/metrics`, the dashboard and the docs are served (`--operator-listen`): `same` (the
+   * default) beside the API, `off` nowhere, `separate` on an instance of their own
+   * ({@link createApiApps} only). Elsewhere than `same`, the API answers 404 for them.
+   */
+  operatorViews?: 'same' | 'off' | 'separate';
+}
+
+/** The API, and the operator views' own instance when they are `separate`. */
+export interface ApiApps {
+  api: FastifyInstance;
+  /** Closed with `api`. */
+  operator: FastifyInstance | null;
 }
 
 /**
@@ -68,7 +81,13 @@ export interface ApiAppOptions {
  */
 const MAX_PARAM_LENGTH = 8192;
 
-export async function createApiApp(options: ApiAppOptions): Promise<FastifyInstance> {
+export async function createApiApp(
+  options: ApiAppOptions & { operatorViews?: 'same' | 'off' },
+): Promise<FastifyInstance> {
+  return (await createApiApps(options)).api;
+}
+
+export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   const { store, chains } = options;
   for (const chain of chains) {
     if (!isChainName(chain)) throw new UserError(`unknown chain "${chain}"`);
@@ -140,22 +159,44 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     });
   }
 
-  // First: it collects the routes registered after it, with their schemas, for /openapi.json.
   // `/metrics` and the dashboard; before every other route, so that each route's requests are counted.
-  registerOperatorViews(app, ctx, {
-    chains,
-    logger: log,
-    ...(options.rpcMetrics === undefined ? {} : { rpcMetrics: options.rpcMetrics }),
-  });
+  const where = options.operatorViews ?? 'same';
+  const views =
+    where === 'off'
+      ? null
+      : createOperatorViews(app, ctx, {
+          chains,
+          logger: log,
+          ...(options.rpcMetrics === undefined ? {} : { rpcMetrics: options.rpcMetrics }),
+        });
+  if (where === 'same') views?.register(app, ctx);
+  // It collects the routes registered after it, with their schemas, for /openapi.json.
   await registerOpenApi(app, { chains });
   healthRoutes(app, ctx, chains);
   evmTokenRoutes(app, ctx);
   evmSupplyRoutes(app, ctx);
   neoRoutes(app, ctx);
-  docsRoutes(app);
+  if (where === 'same') docsRoutes(app);
+
+  let operator: FastifyInstance | null = null;
+  if (where === 'separate' && views !== null) {
+    operator = createOperatorApp(log);
+    // Its own path shapes: the API's router fallback must not learn the dashboard's paths.
+    views.register(operator, { ...ctx, pathShapes: [] });
+    docsRoutes(operator);
+    // The docs page loads the document from its own origin.
+    let document: string | undefined;
+    operator.get(OPENAPI_PATH, async (_request, reply) => {
+      document ??= JSON.stringify(app.swagger());
+      return reply.code(200).type(JSON_CONTENT_TYPE).header('cache-control', 'no-cache').send(document);
+    });
+    const closing = operator;
+    app.addHook('onClose', () => closing.close());
+    await operator.ready();
+  }
 
   await app.ready();
-  return app;
+  return { api: app, operator };
 
   /** Router failures fastify reports before any route runs: bad percent-encoding, overlong parameters. */
   function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -225,6 +266,29 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     if (socket.writable) socket.end(response);
     socket.destroy();
   }
+}
+
+/** The operator views' own instance (`--operator-listen <host:port>`): plain answers, envelopes for errors. */
+function createOperatorApp(log: Logger): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: log,
+    logController: new LogController({ disableRequestLogging: true }),
+    return503OnClosing: false,
+    childLoggerFactory: (logger) => logger,
+  }) as unknown as FastifyInstance;
+  app.setNotFoundHandler((_request, reply) => sendError(reply, notFound()));
+  app.setErrorHandler((error, request, reply) => {
+    const status = (error as { statusCode?: unknown } | null)?.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      if (status === 404) return sendError(reply, notFound());
+      if (status === 405) return sendError(reply, methodNotAllowed());
+      return sendError(reply, new ApiError(status, 10001, 'invalid parameter: malformed request'));
+    }
+    if (error instanceof ApiError) return sendError(reply, error);
+    request.log.error({ err: error, path: pathOf(request.url) }, 'operator view failed');
+    return sendError(reply, serverBusy());
+  });
+  return app;
 }
 
 /** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */

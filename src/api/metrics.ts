@@ -183,15 +183,40 @@ export interface ProcessMetrics {
   close(): void;
 }
 
-/** CPU, memory and event-loop delay of this process (the delay over the time since the previous scrape). */
-export function createProcessMetrics(): ProcessMetrics {
+/** Event-loop delay figures are taken over windows of this length. */
+export const EVENT_LOOP_WINDOW_MS = 10_000;
+
+interface DelayFigures {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * CPU, memory and event-loop delay of this process. The delay is measured over fixed windows
+ * ({@link EVENT_LOOP_WINDOW_MS}) that a timer closes, not a scrape: reading `/metrics` changes
+ * nothing, so anyone's scrape cannot empty the figures another scraper (or an alert) relies on.
+ */
+export function createProcessMetrics(options: { windowMs?: number } = {}): ProcessMetrics {
   const started = Date.now() / 1000 - process.uptime();
+  const windowMs = options.windowMs ?? EVENT_LOOP_WINDOW_MS;
   const resolutionMs = 20;
   const delay = monitorEventLoopDelay({ resolution: resolutionMs });
   delay.enable();
   // Node records the whole time between its timer's ticks; the delay is what exceeds the period.
   const seconds = (nanoseconds: number) =>
     Number.isFinite(nanoseconds) ? Math.max(0, nanoseconds / 1e9 - resolutionMs / 1000) : Number.NaN;
+  const figures = (): DelayFigures =>
+    delay.count > 0
+      ? { p50: seconds(delay.percentile(50)), p99: seconds(delay.percentile(99)), max: seconds(delay.max) }
+      : { p50: Number.NaN, p99: Number.NaN, max: Number.NaN };
+  /** The last closed window's figures; null during the first window (the running one is shown then). */
+  let closed: DelayFigures | null = null;
+  const timer = setInterval(() => {
+    closed = figures();
+    delay.reset();
+  }, windowMs);
+  timer.unref();
   return {
     write(out) {
       const cpu = process.cpuUsage();
@@ -208,28 +233,24 @@ export function createProcessMetrics(): ProcessMetrics {
       out.sample('process_start_time_seconds', '', Math.round(started));
       out.family('nodejs_heap_used_bytes', 'gauge', 'V8 heap in use, in bytes.');
       out.sample('nodejs_heap_used_bytes', '', memory.heapUsed);
+      const window = `over the last ${windowMs / 1000} s window (since start during the first)`;
+      const current = closed ?? figures();
       out.family(
         'nodejs_eventloop_delay_seconds',
         'gauge',
-        'Event-loop delay percentiles since the previous scrape, in seconds.',
+        `Event-loop delay percentiles ${window}, in seconds.`,
       );
-      const sampled = delay.count > 0;
-      for (const q of [0.5, 0.99]) {
-        out.sample(
-          'nodejs_eventloop_delay_seconds',
-          labelText({ quantile: String(q) }),
-          sampled ? seconds(delay.percentile(q * 100)) : Number.NaN,
-        );
-      }
+      out.sample('nodejs_eventloop_delay_seconds', labelText({ quantile: '0.5' }), current.p50);
+      out.sample('nodejs_eventloop_delay_seconds', labelText({ quantile: '0.99' }), current.p99);
       out.family(
         'nodejs_eventloop_delay_max_seconds',
         'gauge',
-        'Longest event-loop delay since the previous scrape, in seconds.',
+        `Longest event-loop delay ${window}, in seconds.`,
       );
-      out.sample('nodejs_eventloop_delay_max_seconds', '', sampled ? seconds(delay.max) : Number.NaN);
-      delay.reset();
+      out.sample('nodejs_eventloop_delay_max_seconds', '', current.max);
     },
     close() {
+      clearInterval(timer);
       delay.disable();
     },
   };

@@ -21,6 +21,7 @@ import {
   neoTransferListSchema,
 } from './neo-views.js';
 import { registerOpenApi } from './openapi.js';
+import { STATUS_MAX_AGE_MS } from './routes/health.js';
 import { type RouteContext, registerOperation } from './routing.js';
 import { ALICE, type ApiFixture, NOSUPPLY, startApiFixture, UNKNOWN, USDC } from './testing/fixture.js';
 import { type Answer, call } from './testing/http.js';
@@ -362,9 +363,13 @@ describe('every operation answers as documented', () => {
         seeds: { block: 9, balances: [], partial: true },
       }),
     );
+    // Past the age after which `/status` reads the store again.
+    await new Promise((resolve) => setTimeout(resolve, STATUS_MAX_AGE_MS + 50));
     const status = await call(fx.url, '/status');
     assert.match(status.text, /"holdersPartial":true/);
     assertConforms('/status', status);
+    // The operator's view (with a key) conforms too.
+    assertConforms('/status', await call(fx.url, `/status?apikey=${fx.key}`));
   });
 });
 

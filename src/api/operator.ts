@@ -1,7 +1,9 @@
 /**
- * What an operator looks at, registered in one call: `/metrics` (metrics.ts) and the status
- * dashboard at `/` (routes/dashboard.ts), both fed by one chain-progress tracker. No key is
- * needed for either; neither shows anything a key protects (see routes/dashboard.ts).
+ * What an operator looks at: `/metrics` (metrics.ts) and the status dashboard at `/`
+ * (routes/dashboard.ts), both fed by one chain-progress tracker. No key is needed for either;
+ * neither shows anything a key protects (see routes/dashboard.ts), and chains' errors show as
+ * classes only. They are served beside the API, on a listener of their own, or not at all
+ * (`--operator-listen`, see docs/reliability.md).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from '../internal/logger.js';
@@ -21,15 +23,20 @@ export interface OperatorViewOptions {
   sampleIntervalMs?: number;
 }
 
+export interface OperatorViews {
+  /** Registers `/metrics` and the dashboard on `target`: the API's own instance, or the operator listener's. */
+  register(target: FastifyInstance, ctx: RouteContext): void;
+}
+
 /**
- * Registers `/metrics` and the dashboard, and starts counting requests: call it before every
- * other route, so that each is counted.
+ * Starts counting the requests of `app` (the API; call it before every other route, so that each
+ * is counted) and following the chains' progress until `app` closes.
  */
-export function registerOperatorViews(
+export function createOperatorViews(
   app: FastifyInstance,
   ctx: RouteContext,
   options: OperatorViewOptions,
-): void {
+): OperatorViews {
   const http = instrumentHttp(app);
   const progress = createChainProgressTracker({
     store: ctx.store,
@@ -43,19 +50,23 @@ export function registerOperatorViews(
     processMetrics.close();
   });
 
-  registerOperation(app, ctx, {
-    url: '/metrics',
-    auth: false,
-    async handler(_request, reply) {
-      const text = metricsText({
-        http,
-        progress,
-        storeKind: ctx.store.kind,
-        process: processMetrics,
-        ...(options.rpcMetrics === undefined ? {} : { rpc: options.rpcMetrics }),
+  return {
+    register(target, targetCtx) {
+      registerOperation(target, targetCtx, {
+        url: '/metrics',
+        auth: false,
+        async handler(_request, reply) {
+          const text = metricsText({
+            http,
+            progress,
+            storeKind: ctx.store.kind,
+            process: processMetrics,
+            ...(options.rpcMetrics === undefined ? {} : { rpc: options.rpcMetrics }),
+          });
+          return reply.code(200).type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(text);
+        },
       });
-      return reply.code(200).type(PROMETHEUS_CONTENT_TYPE).header('cache-control', 'no-store').send(text);
+      dashboardRoutes(target, targetCtx, progress);
     },
-  });
-  dashboardRoutes(app, ctx, progress);
+  };
 }

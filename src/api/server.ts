@@ -4,7 +4,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../internal/logger.js';
 import type { ApiStore } from '../store/types.js';
-import { type ApiAppOptions, createApiApp } from './app.js';
+import { type ApiAppOptions, createApiApps } from './app.js';
 
 export interface ApiServerOptions
   extends Pick<
@@ -21,33 +21,59 @@ export interface ApiServerOptions
   keyCacheTtlMs?: number;
   /** See `ApiAppOptions.responseCache`; on by default. */
   responseCache?: ApiAppOptions['responseCache'];
+  /**
+   * Where `/metrics`, the dashboard and the docs are served (`--operator-listen`): `same` (the
+   * default) beside the API, `off` nowhere, or a listener of their own on `host:port`.
+   */
+  operatorListen?: OperatorListen;
 }
+
+/** `--operator-listen`: see `ApiServerOptions.operatorListen`. */
+export type OperatorListen = 'same' | 'off' | { host: string; port: number };
 
 export interface ApiServer {
   /** Base URL, e.g. `http://127.0.0.1:8080`. */
   url: string;
+  /** Base URL of the operator views' own listener, when they have one. */
+  operatorUrl?: string;
   /** Stops accepting connections and waits for requests in flight. Does not close the store. */
   close(): Promise<void>;
 }
 
 export async function startApiServer(options: ApiServerOptions): Promise<ApiServer> {
-  const app = await createApiApp(options);
+  const where = options.operatorListen ?? 'same';
+  const { api: app, operator } = await createApiApps({
+    ...options,
+    operatorViews: typeof where === 'object' ? 'separate' : where,
+  });
   try {
     await app.listen({
       host: options.host,
       port: options.port,
       listenTextResolver: (address) => `API listening on ${address}`,
     });
+    if (operator !== null && typeof where === 'object') {
+      await operator.listen({
+        host: where.host,
+        port: where.port,
+        listenTextResolver: (address) => `metrics, dashboard and docs listening on ${address}`,
+      });
+    }
   } catch (error) {
+    // Closes the operator instance too.
     await app.close();
     throw error;
   }
-  const { port } = app.server.address() as AddressInfo;
-  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
-    url: `http://${host}:${port}`,
+    url: baseUrl(options.host, app),
+    ...(operator !== null && typeof where === 'object' ? { operatorUrl: baseUrl(where.host, operator) } : {}),
     async close() {
       await app.close();
     },
   };
+}
+
+function baseUrl(host: string, app: { server: { address(): unknown } }): string {
+  const { port } = app.server.address() as AddressInfo;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

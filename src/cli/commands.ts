@@ -3,7 +3,7 @@ import { createTokenOverlay, readTokenList, type TokenOverlay, withTokenOverlay 
 import type { Config } from '../config/types.js';
 import { checkNodes, runIndexers } from '../indexer/run.js';
 import { startIndexerWorker } from '../indexer/worker.js';
-import { redactUrls } from '../internal/errors.js';
+import { redactUrls, UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import { onShutdown } from '../internal/shutdown.js';
 import { openStore } from '../store/open.js';
@@ -15,8 +15,29 @@ async function listen(options: Parameters<typeof startApiServer>[0]) {
   try {
     return await startApiServer(options);
   } catch (error) {
+    // Which of the two listeners failed: the error names the address it could not take.
+    const operator = options.operatorListen;
+    if (typeof operator === 'object' && (error as { port?: unknown } | null)?.port === operator.port) {
+      throw explainListenError(error, operator.host, operator.port, '--operator-listen');
+    }
     throw explainListenError(error, options.host, options.port);
   }
+}
+
+/** Both listeners' addresses are free (see assertCanListen), and they are not one. */
+async function assertCanListenAll(config: Config): Promise<void> {
+  await assertCanListen(config.host, config.port);
+  const operator = config.limits.operatorListen;
+  if (typeof operator !== 'object') return;
+  if (operator.port !== 0 && operator.port === config.port) {
+    throw new UserError(`--operator-listen must use another port than the API's (${config.port})`);
+  }
+  await assertCanListen(operator.host, operator.port, '--operator-listen');
+}
+
+/** The operator listener's URL for the start line, when there is one. */
+function operatorUrl(server: { operatorUrl?: string }) {
+  return server.operatorUrl === undefined ? {} : { operatorUrl: server.operatorUrl };
 }
 
 /** Chains the API answers for: those configured with --rpc plus those already in the store. */
@@ -94,7 +115,7 @@ function describeChains(config: Config) {
 
 /** `tokenquery start`: indexers in a worker thread, the API in this one. */
 export async function startCommand(config: Config, logger: Logger): Promise<void> {
-  await assertCanListen(config.host, config.port);
+  await assertCanListenAll(config);
   const overlay = loadTokenOverlay(config, logger);
   await checkNodes(config.chains, logger);
   const store = await openApiStore(config, logger);
@@ -116,7 +137,10 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
     ...config.limits,
     rpcMetrics: worker.rpcMetrics,
   });
-  logger.info({ url: server.url, chains: describeChains(config) }, 'tokenquery started');
+  logger.info(
+    { url: server.url, ...operatorUrl(server), chains: describeChains(config) },
+    'tokenquery started',
+  );
   worker.done.catch((error: unknown) => {
     logger.error(
       { err: error instanceof Error ? error.message : String(error) },
@@ -127,7 +151,7 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
 
 /** `tokenquery serve`: only the API, reading what an `index` process writes. */
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
-  await assertCanListen(config.host, config.port);
+  await assertCanListenAll(config);
   const overlay = loadTokenOverlay(config, logger);
   const store = await openApiStore(config, logger);
   const chains = await servedChains(config, store);
@@ -141,7 +165,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
     port: config.port,
     ...config.limits,
   });
-  logger.info({ url: server.url, chains }, 'tokenquery serving');
+  logger.info({ url: server.url, ...operatorUrl(server), chains }, 'tokenquery serving');
   onShutdown(logger, async () => {
     await server.close();
     await store.close();

@@ -130,6 +130,10 @@ function withApiLimitOptions(command: Command): Command {
     .option(
       '--trust-proxy-any',
       `let --trust-proxy take ranges that cover public addresses (wider than /8, IPv6 /16), refused otherwise [env ${API_LIMIT_ENV.trustProxyAny}]`,
+    )
+    .option(
+      '--operator-listen <host:port|same|off>',
+      `where /metrics, the dashboard and the docs are served: same (default: beside the API), off, or a listener of their own, e.g. 127.0.0.1:9090 [env ${API_LIMIT_ENV.operatorListen}]`,
     );
 }
 

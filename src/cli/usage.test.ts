@@ -58,6 +58,7 @@ const API_OPTIONS: Record<string, string> = {
   '--redis': API_LIMIT_ENV.redis,
   '--trust-proxy': API_LIMIT_ENV.trustProxy,
   '--trust-proxy-any': API_LIMIT_ENV.trustProxyAny,
+  '--operator-listen': API_LIMIT_ENV.operatorListen,
 };
 
 describe('help', () => {

@@ -143,3 +143,31 @@ describe('API limit options', () => {
     ]);
   });
 });
+
+describe('--operator-listen', () => {
+  test('same, off or host:port; flag, variable, then file; absent: same (left out)', () => {
+    assert.deepEqual(loadApiLimits({}, {}).operatorListen, undefined);
+    assert.equal(loadApiLimits({ operatorListen: 'OFF' }, {}).operatorListen, 'off');
+    assert.equal(loadApiLimits({}, { TOKENQUERY_OPERATOR_LISTEN: 'same' }).operatorListen, 'same');
+    assert.deepEqual(loadApiLimits({ operatorListen: '127.0.0.1:9090' }, {}).operatorListen, {
+      host: '127.0.0.1',
+      port: 9090,
+    });
+    assert.deepEqual(
+      loadApiLimits({ operatorListen: '[::1]:0' }, { TOKENQUERY_OPERATOR_LISTEN: 'off' }).operatorListen,
+      { host: '::1', port: 0 },
+    );
+  });
+
+  test('anything else is one line naming the flag or variable', () => {
+    fails(
+      () => loadApiLimits({ operatorListen: '9090' }, {}),
+      /^--operator-listen must be same, off or host:port/,
+    );
+    fails(() => loadApiLimits({ operatorListen: 'localhost:70000' }, {}), /--operator-listen must be/);
+    fails(
+      () => loadApiLimits({}, { TOKENQUERY_OPERATOR_LISTEN: 'yes' }),
+      /^TOKENQUERY_OPERATOR_LISTEN must be same, off or host:port/,
+    );
+  });
+});

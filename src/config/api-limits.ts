@@ -1,6 +1,7 @@
 /**
  * The API's key-limit options (`serve`, `start`): the default rate limit, the Redis that shares
- * rate-limit state between replicas, and the proxies whose `X-Forwarded-For` is believed.
+ * rate-limit state between replicas, and the proxies whose `X-Forwarded-For` is believed; and
+ * where the operator views (`/metrics`, dashboard, docs) are served.
  * Flags win over environment variables. Errors name the flag or variable and never echo a URL.
  */
 import { UserError } from '../internal/errors.js';
@@ -17,6 +18,7 @@ export interface ApiLimitOptions {
   trustProxy?: string;
   /** `--trust-proxy-any`: trust ranges that cover public address space too. */
   trustProxyAny?: boolean;
+  operatorListen?: string;
 }
 
 export const API_LIMIT_ENV = {
@@ -25,6 +27,7 @@ export const API_LIMIT_ENV = {
   redis: 'TOKENQUERY_REDIS',
   trustProxy: 'TOKENQUERY_TRUST_PROXY',
   trustProxyAny: 'TOKENQUERY_TRUST_PROXY_ANY',
+  operatorListen: 'TOKENQUERY_OPERATOR_LISTEN',
 } as const;
 
 const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
@@ -33,6 +36,7 @@ const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
   redis: '--redis',
   trustProxy: '--trust-proxy',
   trustProxyAny: '--trust-proxy-any',
+  operatorListen: '--operator-listen',
 };
 
 /** The options that take text (`trustProxyAny` is a switch). */
@@ -143,6 +147,8 @@ export function loadApiLimits(
       }),
     );
   }
+  const operator = value('operatorListen', raw, env, file);
+  if (operator !== undefined) config.operatorListen = parseOperatorListen(operator.text, operator.from);
   return Object.freeze(config);
 }
 
@@ -151,4 +157,19 @@ function forceFor(from: string, file?: ConfigFile): string {
   if (from === FLAGS.trustProxy) return FLAGS.trustProxyAny;
   if (from === API_LIMIT_ENV.trustProxy) return `${API_LIMIT_ENV.trustProxyAny}=1`;
   return file === undefined ? FLAGS.trustProxyAny : 'trustProxyAny: true';
+}
+
+/** `same`, `off`, or `host:port` (`[::1]:9090` for an IPv6 address). */
+export function parseOperatorListen(
+  text: string,
+  from: string,
+): 'same' | 'off' | { host: string; port: number } {
+  const trimmed = text.trim().toLowerCase();
+  if (trimmed === 'same' || trimmed === 'off') return trimmed;
+  const match = /^(?:\[([0-9a-f:.]+)\]|([^\s:[\]]+)):([0-9]{1,5})$/i.exec(text.trim());
+  const port = Number(match?.[3]);
+  if (match === null || port > 65535) {
+    throw new UserError(`${from} must be same, off or host:port (e.g. 127.0.0.1:9090), not "${text}"`);
+  }
+  return Object.freeze({ host: match[1] ?? match[2]!, port });
 }

@@ -113,6 +113,7 @@ describe('config file validation', () => {
       redis: 'redis',
       trustProxy: 'trustProxy',
       trustProxyAny: 'trustProxyAny',
+      operatorListen: 'operatorListen',
     };
     assert.deepEqual(Object.keys(where).sort(), [...Object.keys(ENV), ...Object.keys(API_LIMIT_ENV)].sort());
     for (const path of Object.values(where)) {

@@ -11,7 +11,7 @@ import { ProblemsError, redactUrls, UserError } from '../internal/errors.js';
 import { readJsonFile } from '../internal/json-file.js';
 import type { LogLevel } from '../internal/logger.js';
 import { parseRate } from '../internal/rate-limit.js';
-import { API_LIMIT_ENV } from './api-limits.js';
+import { API_LIMIT_ENV, parseOperatorListen } from './api-limits.js';
 import { DEFAULTS, ENV, LIMITS, LOG_LEVELS } from './load.js';
 import { type ObjectSchema, type Schema, toJsonSchema, validate } from './schema.js';
 
@@ -51,6 +51,17 @@ export interface ConfigFile {
   trustProxy?: string | readonly string[];
   /** Trust trustProxy ranges that cover public address space too. */
   trustProxyAny?: boolean;
+  operatorListen?: string;
+}
+
+/** The problem `parseOperatorListen` (the flag's parser) finds, without its `from` prefix. */
+function operatorListenProblem(text: string): string | undefined {
+  try {
+    parseOperatorListen(text, 'operatorListen');
+    return undefined;
+  } catch (error) {
+    return error instanceof UserError ? error.shortMessage.replace(/^operatorListen /, '') : String(error);
+  }
 }
 
 /** The problem `parseRate` (the flag's parser) finds in a rate, without its `from` prefix. */
@@ -180,6 +191,12 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
     trustProxyAny: {
       type: 'boolean',
       description: `serve/start: accept trustProxy ranges that cover public address space (wider than an IPv4 /8 or IPv6 /16, outside private, loopback, link-local and unique-local space), which are refused otherwise: anyone in them could forge X-Forwarded-For (default false). Flag --trust-proxy-any, variable ${API_LIMIT_ENV.trustProxyAny}.`,
+    },
+    operatorListen: {
+      type: 'string',
+      check: operatorListenProblem,
+      pattern: '^\\s*([Ss][Aa][Mm][Ee]|[Oo][Ff][Ff]|(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5})\\s*$',
+      description: `serve/start: where /metrics, the dashboard and the docs are served: same (the default: beside the API), off, or host:port for a listener of their own; the API then answers 404 for them. Flag --operator-listen, variable ${API_LIMIT_ENV.operatorListen}.`,
     },
   },
   moved: {

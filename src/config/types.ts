@@ -29,6 +29,8 @@ export interface ApiLimitsConfig {
   redis?: string;
   /** `--trust-proxy`: proxies (canonical CIDRs or proxy-addr range names). Absent: never trust X-Forwarded-For. */
   trustProxy?: readonly string[];
+  /** `--operator-listen`: where `/metrics`, the dashboard and the docs are served. Absent: `same` (beside the API). */
+  operatorListen?: 'same' | 'off' | Readonly<{ host: string; port: number }>;
 }
 
 /** The frozen, validated configuration every command runs from. */

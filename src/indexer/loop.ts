@@ -5,9 +5,10 @@
  * differs: how to step, how to wait when idle, which errors are fatal and how long to back off.
  */
 
+import { RpcError, RpcTransportError } from '../chains/jsonrpc/errors.js';
 import type { ChainConfig } from '../config/types.js';
 import { backoffDelay, sleep } from '../internal/async.js';
-import { errorMessage, FatalIndexerError } from '../internal/errors.js';
+import { type ErrorClass, errorClassOf, errorMessage, FatalIndexerError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { ChainStatus, Checkpoint, StoreWriter } from '../store/types.js';
 import type { SupplyRefresh } from './supply-refresh.js';
@@ -129,16 +130,53 @@ export async function runIndexerLoop(options: IndexerLoopOptions): Promise<void>
       const fatal = asFatal(error);
       if (fatal !== null) {
         logger.error({ err: fatal.shortMessage }, 'indexer stopped');
-        await status.recordError(fatal.shortMessage).catch(() => {});
+        await status.recordError(`${errorClass(fatal)}: ${fatal.shortMessage}`).catch(() => {});
         throw fatal;
       }
       failures++;
       const message = errorMessage(error);
       const delay = steps.retryDelay?.(error) ?? backoffDelay(failures, 500, 30_000);
       logger.warn({ err: message, retryInMs: Math.round(delay) }, 'indexing step failed; retrying');
-      await status.recordError(message).catch(() => {});
+      await status.recordError(`${errorClass(error)}: ${message}`).catch(() => {});
       await sleep(delay, signal);
     }
   }
   logger.info({ next: steps.next() }, 'indexer stopped');
+}
+
+/** Network failures of a socket, whoever opened it. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
+
+/**
+ * The class `/status` shows anyone for an indexing failure (the text itself only to an operator):
+ * from the error's type where it tells, else from its words. RPC faults are wrapped in RpcError
+ * by the chain layer, so a bare socket error or a driver's SQLSTATE here comes from the store.
+ */
+export function errorClass(error: unknown): ErrorClass {
+  if (error instanceof FatalIndexerError) {
+    return /\breorg\b/i.test(error.shortMessage) ? 'reorg too deep' : 'indexer stopped';
+  }
+  if (error instanceof RpcTransportError) {
+    if (/\btimed out\b/i.test(error.shortMessage)) return 'rpc timeout';
+    return error.status === undefined || error.status === 429 || error.status >= 500
+      ? 'rpc unreachable'
+      : 'rpc error';
+  }
+  if (error instanceof RpcError) return 'rpc error';
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code) || code.startsWith('08') || code === '57P01') return 'database unreachable';
+    if (/^[0-9A-Z]{5}$/.test(code) || code.startsWith('SQLITE_')) return 'database error';
+  }
+  if (name === 'SqliteError' || name === 'WriterLeaseLostError') return 'database error';
+  return errorClassOf(errorMessage(error));
 }

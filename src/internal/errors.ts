@@ -34,6 +34,54 @@ export function errorMessage(error: unknown): string {
 }
 
 /**
+ * What anyone may learn about a failure: a short class, never the text (which can name internal
+ * hosts, ports, user names, a writer's host name and pid, or a provider's own words). The full
+ * text goes to the log and to the operator's authenticated view (docs/api.md, Service routes).
+ */
+export const ERROR_CLASSES = [
+  'rpc unreachable',
+  'rpc timeout',
+  'rpc error',
+  'database unreachable',
+  'database error',
+  'reorg too deep',
+  'indexer stopped',
+  'internal error',
+] as const;
+export type ErrorClass = (typeof ERROR_CLASSES)[number];
+
+const NETWORK_FAULT =
+  /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EPIPE|fetch failed|socket hang up|unreachable|connection (refused|terminated|reset|closed))\b/i;
+const TIMEOUT = /\b(timed out|timeout|ETIMEDOUT)\b/i;
+const DATABASE =
+  /\b(postgres(ql)?|sqlite\w*|database|SQL|SQLSTATE|relation|deadlock|too many clients|password authentication|writer lease)\b|:5432\b/i;
+const RPC =
+  /\b(rpc|json-rpc|eth_\w+|get(block|applicationlog|rawtransaction)\w*|node|provider|endpoint)\b|\bHTTP [0-9]{3}\b|:8545\b/i;
+
+/**
+ * The class of a recorded error text: the class it starts with (`rpc unreachable: ...`, as the
+ * indexer records them), else a guess from its words (texts an older indexer recorded).
+ */
+export function errorClassOf(text: string): ErrorClass {
+  for (const name of ERROR_CLASSES) {
+    if (text.startsWith(`${name}: `) || text === name) return name;
+  }
+  if (/\breorg\b/i.test(text)) return 'reorg too deep';
+  if (DATABASE.test(text)) {
+    const cannotConnect = /password authentication|too many clients/i.test(text);
+    return cannotConnect || NETWORK_FAULT.test(text) || TIMEOUT.test(text)
+      ? 'database unreachable'
+      : 'database error';
+  }
+  if (RPC.test(text)) {
+    if (TIMEOUT.test(text)) return 'rpc timeout';
+    if (NETWORK_FAULT.test(text) || /\bHTTP (429|5[0-9]{2})\b/.test(text)) return 'rpc unreachable';
+    return 'rpc error';
+  }
+  return 'internal error';
+}
+
+/**
  * Removes credentials and query strings from URLs inside a text, so RPC URLs such as
  * `https://user:secret@node/path?key=...` and database URLs such as
  * `postgres://user:secret@db:5432/tokenquery?sslpassword=...` (and `redis://:secret@host`) never

@@ -5,7 +5,8 @@
  * It needs no API key, so it shows nothing a key protects. A key protects questions: any
  * token's record, any token's full transfer history, every page of the token list, any supply.
  * The dashboard asks none the visitor chooses (it takes no parameters), and shows only:
- * - progress and throughput, which `/status` shows too;
+ * - progress and throughput, which `/status` shows too, with each chain's last error as a class
+ *   only (`rpc unreachable`, ...), as anonymous `/status` shows it;
  * - the top 10 tokens of each chain by holders (symbol, holder and transfer counts), the first
  *   lines of what every explorer's front page shows;
  * - the newest transfers of each chain (at most 10), with shortened addresses and hashes
@@ -20,7 +21,7 @@ import { gzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatUnits } from '../../internal/amount.js';
 import { familyOf } from '../../internal/chains.js';
-import { errorMessage } from '../../internal/errors.js';
+import { errorClassOf, errorMessage } from '../../internal/errors.js';
 import type { TokenRecord, TransferRecord } from '../../store/types.js';
 import type { ChainFigures, ChainProgressTracker } from '../chain-progress.js';
 import { DASHBOARD_CSS, DASHBOARD_JS, DASHBOARD_PAGE } from '../dashboard-page.js';
@@ -201,7 +202,9 @@ function createDataCache(ctx: RouteContext, progress: ChainProgressTracker): () 
 }
 
 async function buildData(ctx: RouteContext, progress: ChainProgressTracker): Promise<DashboardData> {
-  const chains = progress.current();
+  const chains = progress
+    .current()
+    .map((c) => (c.lastError === null ? c : { ...c, lastError: errorClassOf(c.lastError) }));
   const history = progress.history();
   const lists = await Promise.all(
     chains.map(async ({ chain }) => {

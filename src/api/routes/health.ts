@@ -1,7 +1,15 @@
 /**
  * `/healthz` and `/status`: no key needed, plain JSON (not Tokenview envelopes).
+ *
+ * Anyone may ask, so what they answer is built from one shared reading of the chain statuses,
+ * taken at most every {@link STATUS_MAX_AGE_MS} (concurrent requests share the reading in
+ * flight): a flood of them costs the store a few reads a second. Anonymous `/status` shows each
+ * chain's last error as a class only (`rpc unreachable`, `database error`, ...) and the writer
+ * without its host name and pid; with a valid `apikey` it shows both in full, for the operator.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorClassOf } from '../../internal/errors.js';
+import type { ChainStatus } from '../../store/types.js';
 import { JSON_CONTENT_TYPE } from '../envelope.js';
 import type { OperationDoc } from '../operation-doc.js';
 import { type RouteContext, registerOperation } from '../routing.js';
@@ -14,10 +22,13 @@ export interface ChainProgress {
   indexed: number;
   /** `head - indexed`, never below 0. */
   lag: number;
-  /** The indexer's last error (already safe to show), or null. */
+  /** The indexer's last error, or null: its class (`rpc unreachable`, ...), or with a valid key its text. */
   lastError: string | null;
-  /** PostgreSQL: the process last elected to write the chain (`<host>:<pid>`, election number, since when). */
-  writer?: { id: string; epoch: number; since: number };
+  /**
+   * PostgreSQL: the last election of the chain's writer (election number, since when); with a
+   * valid key also the process elected (`id`, `<host>:<pid>`).
+   */
+  writer?: { id?: string; epoch: number; since: number };
   /** `start` on PostgreSQL: whether this process's own indexer is the chain's writer or a standby. */
   role?: 'writer' | 'standby';
   /**
@@ -55,7 +66,8 @@ const STATUS: OperationDoc = {
   operationId: 'status',
   summary: 'Indexing progress',
   family: 'Service',
-  description: "Each configured chain's head, indexed block and lag. Plain JSON, no envelope.",
+  description:
+    "Each configured chain's head, indexed block and lag. Plain JSON, no envelope. Without a key, `lastError` is a class (`rpc unreachable`, `rpc timeout`, `rpc error`, `database unreachable`, `database error`, `reorg too deep`, `indexer stopped`, `internal error`); with a valid `apikey` it is the full text and `writer` names the process.",
   body: 'json',
   bodySchema: {
     type: 'object',
@@ -79,10 +91,13 @@ const STATUS: OperationDoc = {
             lastError: { type: ['string', 'null'] },
             writer: {
               type: 'object',
-              description: 'PostgreSQL: the process last elected to write the chain.',
-              required: ['id', 'epoch', 'since'],
+              description: "PostgreSQL: the last election of the chain's writer.",
+              required: ['epoch', 'since'],
               properties: {
-                id: { type: 'string' },
+                id: {
+                  type: 'string',
+                  description: 'The elected process, `<host>:<pid>`; with a valid key only.',
+                },
                 epoch: { type: 'integer' },
                 since: { type: 'integer' },
               },
@@ -102,14 +117,52 @@ const STATUS: OperationDoc = {
   errors: [],
 };
 
+/** The chain statuses behind `/status` and `/healthz` are read at most this often. */
+export const STATUS_MAX_AGE_MS = 250;
+
+/**
+ * The chain statuses, read at most once per `maxAgeMs` (a failed reading counts too: the store
+ * that just failed is not asked again at once), the reading in flight shared by every caller.
+ */
+function createStatusSnapshot(
+  read: () => Promise<ChainStatus[]>,
+  maxAgeMs: number,
+): () => Promise<ChainStatus[]> {
+  let reading: Promise<ChainStatus[]> | null = null;
+  let settledAt = Number.NEGATIVE_INFINITY;
+  let inFlight = false;
+  return () => {
+    if (reading === null || (!inFlight && Date.now() - settledAt >= maxAgeMs)) {
+      inFlight = true;
+      const current = read().finally(() => {
+        inFlight = false;
+        settledAt = Date.now();
+      });
+      // Each caller handles the failure; this one only keeps it from being unhandled.
+      current.catch(() => {});
+      reading = current;
+    }
+    return reading;
+  };
+}
+
+/** Resolves once the key gate admits `apikey`; rejects with its refusal (401, 429). */
+function admitKey(ctx: RouteContext, apikey: unknown, request: FastifyRequest, reply: FastifyReply) {
+  return new Promise<void>((resolve, reject) =>
+    ctx.keyGate.check(apikey, request, reply, (error) => (error ? reject(error) : resolve())),
+  );
+}
+
 export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: readonly string[]): void {
+  const statuses = createStatusSnapshot(() => ctx.store.reader.listChainStatuses(), STATUS_MAX_AGE_MS);
+
   registerOperation(app, ctx, {
     url: '/healthz',
     auth: false,
     doc: HEALTH,
     async handler(request, reply) {
       try {
-        await ctx.store.reader.listChainStatuses();
+        await statuses();
       } catch (error) {
         request.log.error({ err: error }, 'health check: store unavailable');
         return reply.code(503).type(JSON_CONTENT_TYPE).send('{"status":"unavailable"}');
@@ -122,19 +175,34 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
     url: '/status',
     auth: false,
     doc: STATUS,
-    async handler(_request, reply) {
-      const statuses = new Map((await ctx.store.reader.listChainStatuses()).map((s) => [s.chain, s]));
+    async handler(request, reply) {
+      // The operator's view: a key is asked for only when one is given; a wrong one is refused.
+      const apikey = (request.query as Record<string, unknown>).apikey;
+      const operator = apikey !== undefined;
+      if (operator) await admitKey(ctx, apikey, request, reply);
+      const byChain = new Map((await statuses()).map((s) => [s.chain, s]));
       const out: Record<string, ChainProgress> = {};
       for (const chain of chains) {
-        const s = statuses.get(chain);
+        const s = byChain.get(chain);
         const head = s?.head ?? 0;
         // 0 rather than null before the first batch: strict clients decode `indexed` as a number.
         const indexed = s?.indexed ?? 0;
-        out[chain] = { head, indexed, lag: Math.max(0, head - indexed), lastError: s?.lastError ?? null };
-        if (s?.writer !== undefined) out[chain].writer = s.writer;
+        const error = s?.lastError ?? null;
+        out[chain] = {
+          head,
+          indexed,
+          lag: Math.max(0, head - indexed),
+          lastError: error === null || operator ? error : errorClassOf(error),
+        };
+        if (s?.writer !== undefined) {
+          const { id, epoch, since } = s.writer;
+          out[chain].writer = operator ? { id, epoch, since } : { epoch, since };
+        }
         if (s?.role !== undefined) out[chain].role = s.role;
         if (s?.holdersPartial === true) out[chain].holdersPartial = true;
       }
+      // The operator's view is for the operator alone: no shared cache keeps it.
+      if (operator) reply.header('cache-control', 'no-store');
       return reply
         .code(200)
         .type(JSON_CONTENT_TYPE)

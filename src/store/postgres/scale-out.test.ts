@@ -336,9 +336,9 @@ if (unreachable !== null) {
         assertSameList(answersB, answersClean, 'replica B against the clean run');
         assert.equal(digest(answersA), digest(answersClean));
 
-        // /status on either replica names the new writer.
+        // /status on either replica names the new writer (to a key holder: anyone sees the epoch only).
         for (const base of [baseA, baseB]) {
-          const status = (await (await fetch(`${base}/status`)).json()) as {
+          const status = (await (await fetch(`${base}/status?apikey=${keys[0]}`)).json()) as {
             chains: { eth: { indexed: number; writer: { id: string; epoch: number } } };
           };
           assert.equal(status.chains.eth.indexed, head);
@@ -410,7 +410,12 @@ if (unreachable !== null) {
         '100',
       ];
       type Status = { chains: { eth: { role?: string; writer?: { id: string; epoch: number } } } };
-      const status = async (base: string) => (await (await fetch(`${base}/status`)).json()) as Status;
+      // A key shows the writer's host and pid (anyone sees the election's epoch only).
+      const created = await runCli(['keys', 'create', '--db', db.url]);
+      assert.equal(created.code, 0, created.stderr);
+      const key = lines(created.stdout).at(-1)!;
+      const status = async (base: string) =>
+        (await (await fetch(`${base}/status?apikey=${key}`)).json()) as Status;
       const first = spawn(startArgs);
       const baseFirst = await apiUrl(first, 'tokenquery started');
       await eventually(

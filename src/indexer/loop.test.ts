@@ -1,0 +1,66 @@
+/**
+ * The class an indexing failure is shown as to anyone (`/status` without a key): from the error's
+ * type where it tells, else from the recorded text, and never the text itself.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { RpcResponseError, RpcTransportError } from '../chains/jsonrpc/errors.js';
+import { errorClassOf, FatalIndexerError } from '../internal/errors.js';
+import { errorClass } from './loop.js';
+
+describe('errorClass', () => {
+  test('by type', () => {
+    const cases: [unknown, string][] = [
+      [
+        new RpcTransportError('eth_getLogs failed after 5 attempts: timed out after 30000 ms', {
+          retryable: true,
+        }),
+        'rpc timeout',
+      ],
+      [
+        new RpcTransportError('eth_blockNumber failed after 5 attempts: ECONNREFUSED', { retryable: true }),
+        'rpc unreachable',
+      ],
+      [
+        new RpcTransportError('RPC endpoint answered HTTP 503', { status: 503, retryable: true }),
+        'rpc unreachable',
+      ],
+      [
+        new RpcTransportError('RPC endpoint answered HTTP 401', { status: 401, retryable: false }),
+        'rpc error',
+      ],
+      [new RpcResponseError('eth_getLogs', { code: -32000, message: 'boom' }), 'rpc error'],
+      [new FatalIndexerError('reorg deeper than the unfinalized window on eth: ...'), 'reorg too deep'],
+      [new FatalIndexerError('the node serves another chain'), 'indexer stopped'],
+      [
+        Object.assign(new Error('connect ECONNREFUSED 10.1.2.3:5432'), { code: 'ECONNREFUSED' }),
+        'database unreachable',
+      ],
+      [
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }),
+        'database unreachable',
+      ],
+      [
+        Object.assign(new Error('duplicate key value violates unique constraint'), { code: '23505' }),
+        'database error',
+      ],
+      [Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }), 'database error'],
+      [new TypeError("Cannot read properties of undefined (reading 'x')"), 'internal error'],
+    ];
+    for (const [error, expected] of cases) assert.equal(errorClass(error), expected, String(error));
+  });
+
+  test('recorded texts: the class they start with, else a guess from their words', () => {
+    const cases: [string, string][] = [
+      ['rpc timeout: eth_getLogs failed after 5 attempts: timed out after 30000 ms', 'rpc timeout'],
+      ['database error: SQLITE_FULL', 'database error'],
+      ['connect ECONNREFUSED 10.1.2.3:5432 user=admin', 'database unreachable'],
+      ['password authentication failed for user "admin"', 'database unreachable'],
+      ['node unreachable', 'rpc unreachable'],
+      ['eth_getLogs failed: JSON-RPC error -32000: header not found', 'rpc error'],
+      ['reorg deeper than the unfinalized window on bsc', 'reorg too deep'],
+      ['something odd at 10.0.0.7', 'internal error'],
+    ];
+    for (const [text, expected] of cases) assert.equal(errorClassOf(text), expected, text);
+  });
+});
