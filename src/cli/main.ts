@@ -126,6 +126,10 @@ function withApiLimitOptions(command: Command): Command {
     .option(
       '--trust-proxy <cidrs>',
       `believe X-Forwarded-For from these proxies (addresses or CIDRs, comma-separated), for key allow-lists (default: never) [env ${API_LIMIT_ENV.trustProxy}]`,
+    )
+    .option(
+      '--anonymous-rate-limit <rate>',
+      `per client address: requests without a key or with a failed one, e.g. 10/s, 600/min, or off (default 10/s) [env ${API_LIMIT_ENV.anonymousRateLimit}]`,
     );
 }
 

@@ -1,11 +1,12 @@
 /**
  * The API's key-limit options (`serve`, `start`): the default rate limit, the Redis that shares
- * rate-limit state between replicas, and the proxies whose `X-Forwarded-For` is believed.
+ * rate-limit state between replicas, the proxies whose `X-Forwarded-For` is believed, and the
+ * per-address limit of requests without a valid key.
  * Flags win over environment variables. Errors name the flag or variable and never echo a URL.
  */
 import { UserError } from '../internal/errors.js';
 import { canonicalCidr } from '../internal/ip-allow-list.js';
-import { defaultBurst, parseBurst, parseRate } from '../internal/rate-limit.js';
+import { defaultBurst, parseBurst, parseRate, type RateLimit } from '../internal/rate-limit.js';
 import type { ConfigFile } from './file.js';
 import type { ApiLimitsConfig } from './types.js';
 
@@ -15,6 +16,7 @@ export interface ApiLimitOptions {
   rateBurst?: string;
   redis?: string;
   trustProxy?: string;
+  anonymousRateLimit?: string;
 }
 
 export const API_LIMIT_ENV = {
@@ -22,6 +24,7 @@ export const API_LIMIT_ENV = {
   rateBurst: 'TOKENQUERY_RATE_BURST',
   redis: 'TOKENQUERY_REDIS',
   trustProxy: 'TOKENQUERY_TRUST_PROXY',
+  anonymousRateLimit: 'TOKENQUERY_ANONYMOUS_RATE_LIMIT',
 } as const;
 
 const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
@@ -29,6 +32,7 @@ const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
   rateBurst: '--rate-burst',
   redis: '--redis',
   trustProxy: '--trust-proxy',
+  anonymousRateLimit: '--anonymous-rate-limit',
 };
 
 /** proxy-addr's names for reserved ranges, accepted by `--trust-proxy` beside addresses and CIDRs. */
@@ -98,5 +102,23 @@ export function loadApiLimits(
       }),
     );
   }
+
+  const anonymous = value('anonymousRateLimit', raw, env, file);
+  if (anonymous !== undefined)
+    config.anonymousRateLimit = parseAnonymousRateLimit(anonymous.text, anonymous.from);
   return Object.freeze(config);
+}
+
+/** `--anonymous-rate-limit`: a rate (burst: one second's worth), or `off` (`unlimited` too). */
+export function parseAnonymousRateLimit(text: string, from: string): RateLimit | null {
+  if (text.trim().toLowerCase() === 'off') return null;
+  let perSecond: number | 'unlimited';
+  try {
+    perSecond = parseRate(text, from);
+  } catch (error) {
+    if (error instanceof UserError)
+      throw new UserError(error.shortMessage.replace(/ or unlimited,/, ' or off,'));
+    throw error;
+  }
+  return perSecond === 'unlimited' ? null : Object.freeze({ perSecond, burst: defaultBurst(perSecond) });
 }

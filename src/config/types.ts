@@ -29,6 +29,8 @@ export interface ApiLimitsConfig {
   redis?: string;
   /** `--trust-proxy`: proxies (canonical CIDRs or proxy-addr range names). Absent: never trust X-Forwarded-For. */
   trustProxy?: readonly string[];
+  /** `--anonymous-rate-limit`: per client address, requests without a valid key. Absent: the API's default (10/s); null: off. */
+  anonymousRateLimit?: RateLimit | null;
 }
 
 /** The frozen, validated configuration every command runs from. */
