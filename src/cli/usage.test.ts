@@ -57,6 +57,7 @@ const API_OPTIONS: Record<string, string> = {
   '--rate-burst': API_LIMIT_ENV.rateBurst,
   '--redis': API_LIMIT_ENV.redis,
   '--trust-proxy': API_LIMIT_ENV.trustProxy,
+  '--anonymous-rate-limit': API_LIMIT_ENV.anonymousRateLimit,
 };
 
 describe('help', () => {
