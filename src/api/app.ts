@@ -20,7 +20,7 @@ import type { ApiStore } from '../store/types.js';
 import { createApiKeyVerifier } from './auth.js';
 import { JSON_CONTENT_TYPE, rawErrorResponse, sendError } from './envelope.js';
 import { ApiError, invalidParameter, methodNotAllowed, notFound, serverBusy } from './errors.js';
-import { createKeyGate } from './key-gate.js';
+import { type AnonymousLimit, createKeyGate, DEFAULT_ANONYMOUS_RATE_LIMIT } from './key-gate.js';
 import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
 import { createOperatorViews } from './operator.js';
 import { createLocalRateLimiter, type RateLimiter } from './rate-limiter.js';
@@ -46,6 +46,13 @@ export interface ApiAppOptions {
   responseCache?: boolean | { maxBytes?: number; maxEntries?: number };
   /** The rate limit of keys without their own (`--rate-limit`); absent: unlimited. */
   defaultRateLimit?: RateLimit;
+  /**
+   * Per client address: requests without a key, with a value that is no key, or with a key that
+   * fails (unknown, revoked, outside its allow-list) take from this bucket, and are answered 429
+   * once it is empty (`--anonymous-rate-limit`). Absent: `DEFAULT_ANONYMOUS_RATE_LIMIT`; null: off.
+   * Always in-process, also with `redis` (see `key-gate.ts`).
+   */
+  anonymousRateLimit?: RateLimit | null;
   /** `redis://` URL: rate-limit buckets shared by every replica (`--redis`); absent: in-process. */
   redis?: string;
   /** Prefix of the Redis bucket keys; default `tokenquery:ratelimit:`. */
@@ -136,7 +143,7 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     store,
     served: new Set(chains),
     apiKeys,
-    keyGate: createKeyGate({ verifier: apiKeys, limiter }),
+    keyGate: createKeyGate({ verifier: apiKeys, limiter, anonymous: anonymousLimit(options) }),
     responses: responseCacheFor(store, options.responseCache),
     pathShapes: [],
   };
@@ -300,6 +307,12 @@ async function createRateLimiter(options: ApiAppOptions): Promise<RateLimiter> {
     logger: options.logger,
     ...(options.redisKeyPrefix === undefined ? {} : { prefix: options.redisKeyPrefix }),
   });
+}
+
+function anonymousLimit(options: ApiAppOptions): AnonymousLimit | null {
+  const limit =
+    options.anonymousRateLimit === undefined ? DEFAULT_ANONYMOUS_RATE_LIMIT : options.anonymousRateLimit;
+  return limit === null ? null : { limit, limiter: createLocalRateLimiter() };
 }
 
 function responseCacheFor(store: ApiStore, option: ApiAppOptions['responseCache']): ResponseCache | null {

@@ -137,6 +137,43 @@ describe('api key cache', () => {
     assert.equal(state.reads, 0);
   });
 
+  test('values that are not shaped like a generated key make no store call', async () => {
+    const { store, state } = counting(fx.store);
+    const verifier = createApiKeyVerifier({ store });
+    const real = fx.key;
+    const values = [
+      'nope',
+      'x'.repeat(46),
+      real.slice(0, -1),
+      `${real}A`,
+      `TQ_${real.slice(3)}`,
+      `${real.slice(0, -1)}=`,
+      `${real.slice(0, -1)}/`,
+      `${real.slice(0, -1)}+`,
+      ` ${real.slice(1)}`,
+      `${real.slice(0, -1)}\n`,
+      `tq_${'é'.repeat(43)}`,
+    ];
+    for (const value of values) {
+      assert.equal(await verifier.verify(value), null, value);
+      assert.equal(verifier.cached(value), null, value);
+    }
+    assert.equal(state.reads, 0);
+  });
+
+  test('10 000 random well-formed keys do not evict a real key', async () => {
+    const { store, state } = counting(fx.store);
+    // A frozen clock: the real key's lookup stays fresh however long the flood takes.
+    const verifier = createApiKeyVerifier({ store, now: () => 1_000 });
+    assert.ok(await verifier.verify(fx.key));
+    assert.equal(state.reads, 1);
+    for (let i = 0; i < 10_000; i++) assert.equal(await verifier.verify(generateApiKey().key), null);
+    assert.equal(state.reads, 10_001);
+    assert.ok(verifier.cached(fx.key), 'the real key is still cached');
+    assert.ok(await verifier.verify(fx.key));
+    assert.equal(state.reads, 10_001, 'no store call for the real key');
+  });
+
   test('a failed store read is not remembered', async () => {
     const { store, state } = counting(fx.store);
     const verifier = createApiKeyVerifier({ store });

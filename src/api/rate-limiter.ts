@@ -39,6 +39,8 @@ export interface LocalRateLimiterOptions {
 
 export interface LocalRateLimiter extends RateLimiter {
   take(bucket: string, limit: RateLimit): RateDecision;
+  /** Gives back the token a request took (it turned out not to count), up to the burst. */
+  refund(bucket: string, limit: RateLimit): void;
   /** Buckets held right now. */
   readonly size: number;
 }
@@ -89,6 +91,10 @@ export function createLocalRateLimiter(options: LocalRateLimiterOptions = {}): L
       }
       const waitMs = ((1 - bucket.tokens) * 1000) / limit.perSecond;
       return { allowed: false, remaining: 0, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    },
+    refund(name, limit) {
+      const bucket = buckets.get(name);
+      if (bucket !== undefined) bucket.tokens = Math.min(limit.burst, bucket.tokens + 1);
     },
     async close() {
       buckets.clear();

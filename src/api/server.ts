@@ -9,7 +9,13 @@ import { type ApiAppOptions, createApiApps } from './app.js';
 export interface ApiServerOptions
   extends Pick<
     ApiAppOptions,
-    'defaultRateLimit' | 'redis' | 'redisKeyPrefix' | 'rateLimiter' | 'trustProxy' | 'rpcMetrics'
+    | 'defaultRateLimit'
+    | 'anonymousRateLimit'
+    | 'redis'
+    | 'redisKeyPrefix'
+    | 'rateLimiter'
+    | 'trustProxy'
+    | 'rpcMetrics'
   > {
   store: ApiStore;
   logger: Logger;

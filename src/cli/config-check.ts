@@ -44,6 +44,14 @@ export function describeConfig(config: Config, file: ConfigFile | undefined, lis
     ...(config.limits.redis === undefined ? {} : { redis: redactUrls(config.limits.redis) }),
     ...(config.limits.trustProxy === undefined ? {} : { trustProxy: config.limits.trustProxy }),
     ...(config.limits.operatorListen === undefined ? {} : { operatorListen: config.limits.operatorListen }),
+    ...(config.limits.anonymousRateLimit === undefined
+      ? {}
+      : {
+          anonymousRateLimit:
+            config.limits.anonymousRateLimit === null
+              ? 'off'
+              : formatRate(config.limits.anonymousRateLimit.perSecond),
+        }),
     chains: Object.fromEntries(
       config.chains.map((chain) => [
         chain.name,

@@ -134,6 +134,10 @@ function withApiLimitOptions(command: Command): Command {
     .option(
       '--operator-listen <host:port|same|off>',
       `where /metrics, the dashboard and the docs are served: same (default: beside the API), off, or a listener of their own, e.g. 127.0.0.1:9090 [env ${API_LIMIT_ENV.operatorListen}]`,
+    )
+    .option(
+      '--anonymous-rate-limit <rate>',
+      `per client address: requests without a key or with a failed one, e.g. 10/s, 600/min, or off (default 10/s) [env ${API_LIMIT_ENV.anonymousRateLimit}]`,
     );
 }
 

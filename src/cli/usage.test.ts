@@ -59,6 +59,7 @@ const API_OPTIONS: Record<string, string> = {
   '--trust-proxy': API_LIMIT_ENV.trustProxy,
   '--trust-proxy-any': API_LIMIT_ENV.trustProxyAny,
   '--operator-listen': API_LIMIT_ENV.operatorListen,
+  '--anonymous-rate-limit': API_LIMIT_ENV.anonymousRateLimit,
 };
 
 describe('help', () => {

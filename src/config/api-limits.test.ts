@@ -26,6 +26,31 @@ describe('API limit options', () => {
     assert.deepEqual(loadApiLimits({ rateLimit: 'unlimited' }, {}), {});
   });
 
+  test('the per-address limit of requests without a valid key: a rate, or off', () => {
+    assert.deepEqual(loadApiLimits({ anonymousRateLimit: '5/s' }, {}), {
+      anonymousRateLimit: { perSecond: 5, burst: 5 },
+    });
+    assert.deepEqual(loadApiLimits({ anonymousRateLimit: '30/min' }, {}), {
+      anonymousRateLimit: { perSecond: 0.5, burst: 1 },
+    });
+    for (const off of ['off', 'OFF', ' unlimited ']) {
+      assert.deepEqual(loadApiLimits({ anonymousRateLimit: off }, {}), { anonymousRateLimit: null });
+    }
+    const env = { TOKENQUERY_ANONYMOUS_RATE_LIMIT: 'off' };
+    assert.deepEqual(loadApiLimits({}, env), { anonymousRateLimit: null });
+    assert.deepEqual(loadApiLimits({ anonymousRateLimit: '2/s' }, env), {
+      anonymousRateLimit: { perSecond: 2, burst: 2 },
+    });
+    fails(
+      () => loadApiLimits({ anonymousRateLimit: 'some' }, {}),
+      /^--anonymous-rate-limit must look like .*off/,
+    );
+    fails(
+      () => loadApiLimits({}, { TOKENQUERY_ANONYMOUS_RATE_LIMIT: '0/s' }),
+      /^TOKENQUERY_ANONYMOUS_RATE_LIMIT must be between/,
+    );
+  });
+
   test('flags win over variables, each option on its own', () => {
     const env = {
       TOKENQUERY_RATE_LIMIT: '5/s',

@@ -6,7 +6,7 @@
  */
 import { UserError } from '../internal/errors.js';
 import { canonicalCidr, isWidePublicRange } from '../internal/ip-allow-list.js';
-import { defaultBurst, parseBurst, parseRate } from '../internal/rate-limit.js';
+import { defaultBurst, parseBurst, parseRate, type RateLimit } from '../internal/rate-limit.js';
 import type { ConfigFile } from './file.js';
 import type { ApiLimitsConfig } from './types.js';
 
@@ -19,6 +19,7 @@ export interface ApiLimitOptions {
   /** `--trust-proxy-any`: trust ranges that cover public address space too. */
   trustProxyAny?: boolean;
   operatorListen?: string;
+  anonymousRateLimit?: string;
 }
 
 export const API_LIMIT_ENV = {
@@ -28,6 +29,7 @@ export const API_LIMIT_ENV = {
   trustProxy: 'TOKENQUERY_TRUST_PROXY',
   trustProxyAny: 'TOKENQUERY_TRUST_PROXY_ANY',
   operatorListen: 'TOKENQUERY_OPERATOR_LISTEN',
+  anonymousRateLimit: 'TOKENQUERY_ANONYMOUS_RATE_LIMIT',
 } as const;
 
 const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
@@ -37,6 +39,7 @@ const FLAGS: Record<keyof typeof API_LIMIT_ENV, string> = {
   trustProxy: '--trust-proxy',
   trustProxyAny: '--trust-proxy-any',
   operatorListen: '--operator-listen',
+  anonymousRateLimit: '--anonymous-rate-limit',
 };
 
 /** The options that take text (`trustProxyAny` is a switch). */
@@ -149,6 +152,9 @@ export function loadApiLimits(
   }
   const operator = value('operatorListen', raw, env, file);
   if (operator !== undefined) config.operatorListen = parseOperatorListen(operator.text, operator.from);
+  const anonymous = value('anonymousRateLimit', raw, env, file);
+  if (anonymous !== undefined)
+    config.anonymousRateLimit = parseAnonymousRateLimit(anonymous.text, anonymous.from);
   return Object.freeze(config);
 }
 
@@ -172,4 +178,18 @@ export function parseOperatorListen(
     throw new UserError(`${from} must be same, off or host:port (e.g. 127.0.0.1:9090), not "${text}"`);
   }
   return Object.freeze({ host: match[1] ?? match[2]!, port });
+}
+
+/** `--anonymous-rate-limit`: a rate (burst: one second's worth), or `off` (`unlimited` too). */
+export function parseAnonymousRateLimit(text: string, from: string): RateLimit | null {
+  if (text.trim().toLowerCase() === 'off') return null;
+  let perSecond: number | 'unlimited';
+  try {
+    perSecond = parseRate(text, from);
+  } catch (error) {
+    if (error instanceof UserError)
+      throw new UserError(error.shortMessage.replace(/ or unlimited,/, ' or off,'));
+    throw error;
+  }
+  return perSecond === 'unlimited' ? null : Object.freeze({ perSecond, burst: defaultBurst(perSecond) });
 }

@@ -68,6 +68,7 @@ describe('config file validation', () => {
       rateBurst: 20,
       redis: 'redis://:pw@cache:6379/0',
       trustProxy: ['10.0.0.0/8', 'loopback'],
+      anonymousRateLimit: '2/s',
     });
     const file = readConfigFile(path);
     const config = loadConfig({}, {}, file);
@@ -88,7 +89,13 @@ describe('config file validation', () => {
       defaultRateLimit: { perSecond: 10, burst: 20 },
       redis: 'redis://:pw@cache:6379/0',
       trustProxy: ['10.0.0.0/8', 'loopback'],
+      anonymousRateLimit: { perSecond: 2, burst: 2 },
     });
+    assert.equal(
+      loadConfig({}, {}, readConfigFile(writeConfig({ anonymousRateLimit: 'off' }))).limits
+        .anonymousRateLimit,
+      null,
+    );
     assert.deepEqual(
       loadConfig({}, {}, readConfigFile(writeConfig({ trustProxy: '127.0.0.1, ::1' }))).limits.trustProxy,
       ['127.0.0.1/32', '::1/128'],
@@ -114,6 +121,7 @@ describe('config file validation', () => {
       trustProxy: 'trustProxy',
       trustProxyAny: 'trustProxyAny',
       operatorListen: 'operatorListen',
+      anonymousRateLimit: 'anonymousRateLimit',
     };
     assert.deepEqual(Object.keys(where).sort(), [...Object.keys(ENV), ...Object.keys(API_LIMIT_ENV)].sort());
     for (const path of Object.values(where)) {
@@ -196,6 +204,9 @@ describe('config file validation', () => {
     ]);
     assert.deepEqual(problemsOf({ trustProxyAny: 'yes' }), [
       'cfg.json: trustProxyAny: must be true or false, got a string',
+    ]);
+    assert.deepEqual(problemsOf({ anonymousRateLimit: 'never' }), [
+      'cfg.json: anonymousRateLimit: must look like 10/s, 600/min, 3600/h or off, got "never"',
     ]);
     assert.deepEqual(problemsOf([]), ['cfg.json: (top level): must be an object, got an array']);
   });
@@ -395,6 +406,11 @@ describe('the published JSON Schema', () => {
       { rateLimit: 'Unlimited', trustProxy: ['10.0.0.0/8'] },
       { rateLimit: '10/week' },
       { rateLimit: '' },
+      { anonymousRateLimit: ' Off ' },
+      { anonymousRateLimit: '5/min' },
+      { anonymousRateLimit: 'unlimited' },
+      { anonymousRateLimit: 'of' },
+      { anonymousRateLimit: '10/week' },
       { rateBurst: 0 },
       { redis: 'http://x' },
       { trustProxy: 33 },

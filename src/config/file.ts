@@ -11,7 +11,7 @@ import { ProblemsError, redactUrls, UserError } from '../internal/errors.js';
 import { readJsonFile } from '../internal/json-file.js';
 import type { LogLevel } from '../internal/logger.js';
 import { parseRate } from '../internal/rate-limit.js';
-import { API_LIMIT_ENV, parseOperatorListen } from './api-limits.js';
+import { API_LIMIT_ENV, parseAnonymousRateLimit, parseOperatorListen } from './api-limits.js';
 import { DEFAULTS, ENV, LIMITS, LOG_LEVELS } from './load.js';
 import { type ObjectSchema, type Schema, toJsonSchema, validate } from './schema.js';
 
@@ -52,6 +52,7 @@ export interface ConfigFile {
   /** Trust trustProxy ranges that cover public address space too. */
   trustProxyAny?: boolean;
   operatorListen?: string;
+  anonymousRateLimit?: string;
 }
 
 /** The problem `parseOperatorListen` (the flag's parser) finds, without its `from` prefix. */
@@ -73,6 +74,19 @@ function rateProblem(text: string): string | undefined {
     return error instanceof UserError ? error.shortMessage.trim() : String(error);
   }
 }
+
+/** The problem `parseAnonymousRateLimit` (the flag's parser) finds, without its `from` prefix. */
+function anonymousRateProblem(text: string): string | undefined {
+  try {
+    parseAnonymousRateLimit(text, '');
+    return undefined;
+  } catch (error) {
+    return error instanceof UserError ? error.shortMessage.trim() : String(error);
+  }
+}
+
+const RATE_PATTERN =
+  '([0-9]+(\\.[0-9]+)?(/([sS]|[sS][eE][cC]|[mM]|[mM][iI][nN]|[hH]|[hH][oO][uU][rR]))?|[uU][nN][lL][iI][mM][iI][tT][eE][dD])';
 
 const chainSchema: ObjectSchema = {
   type: 'object',
@@ -160,8 +174,7 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
     rateLimit: {
       type: 'string',
       check: rateProblem,
-      pattern:
-        '^\\s*([0-9]+(\\.[0-9]+)?(/([sS]|[sS][eE][cC]|[mM]|[mM][iI][nN]|[hH]|[hH][oO][uU][rR]))?|[uU][nN][lL][iI][mM][iI][tT][eE][dD])\\s*$',
+      pattern: `^\\s*${RATE_PATTERN}\\s*$`,
       description: `serve/start: rate limit of API keys without their own: 10/s, 600/min, 3600/h or unlimited (the default). Flag --rate-limit, variable ${API_LIMIT_ENV.rateLimit}.`,
     },
     rateBurst: {
@@ -174,6 +187,13 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
       type: 'string',
       format: 'redis-url',
       description: `serve/start: redis:// or rediss:// URL where API replicas share rate-limit state (default: per process). It may hold a password: never logged. Flag --redis, variable ${API_LIMIT_ENV.redis}.`,
+    },
+    anonymousRateLimit: {
+      type: 'string',
+      check: anonymousRateProblem,
+      pattern: `^\\s*(${RATE_PATTERN}|[oO][fF][fF])\\s*$`,
+      default: '10/s',
+      description: `serve/start: how fast each client address may make requests without a key or with a failed one before they are answered 429: 10/s (the default), 600/min, ... or off. Flag --anonymous-rate-limit, variable ${API_LIMIT_ENV.anonymousRateLimit}.`,
     },
     trustProxy: {
       type: 'oneOf',

@@ -31,6 +31,8 @@ export interface ApiLimitsConfig {
   trustProxy?: readonly string[];
   /** `--operator-listen`: where `/metrics`, the dashboard and the docs are served. Absent: `same` (beside the API). */
   operatorListen?: 'same' | 'off' | Readonly<{ host: string; port: number }>;
+  /** `--anonymous-rate-limit`: per client address, requests without a valid key. Absent: the API's default (10/s); null: off. */
+  anonymousRateLimit?: RateLimit | null;
 }
 
 /** The frozen, validated configuration every command runs from. */

@@ -28,7 +28,12 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** True when the text has the shape of a generated key (as opposed to an id or a hash). */
+/** Length of every generated key: the prefix and 43 base64url characters. */
+export const API_KEY_LENGTH = API_KEY_PREFIX.length + 43;
+
+const KEY_SHAPE = /^tq_[A-Za-z0-9_-]{43}$/;
+
+/** True when the text has the shape of a generated key (as opposed to an id, a hash or junk). */
 export function looksLikeApiKey(text: string): boolean {
-  return /^tq_[A-Za-z0-9_-]{43}$/.test(text);
+  return KEY_SHAPE.test(text);
 }

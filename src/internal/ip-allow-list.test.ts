@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { BlockList } from 'node:net';
 import { describe, test } from 'node:test';
 import { UserError } from './errors.js';
-import { canonicalCidr, createIpAllowList, isWidePublicRange } from './ip-allow-list.js';
+import { canonicalCidr, clientNetwork, createIpAllowList, isWidePublicRange } from './ip-allow-list.js';
 
 describe('canonical CIDRs', () => {
   test('addresses and networks of both families get one text form', () => {
@@ -189,5 +189,17 @@ describe('ranges too wide to trust as proxies', () => {
     for (const range of wide) assert.equal(isWidePublicRange(range), true, range);
     for (const range of narrow) assert.equal(isWidePublicRange(range), false, range);
     assert.throws(() => isWidePublicRange('10.0.0.1/8'), UserError);
+  });
+});
+
+describe('client networks', () => {
+  test('IPv4 is the address (also IPv4-mapped), IPv6 its /64, anything else itself', () => {
+    assert.equal(clientNetwork('192.0.2.7'), '192.0.2.7');
+    assert.equal(clientNetwork('::ffff:192.0.2.7'), '192.0.2.7');
+    assert.equal(clientNetwork('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
+    assert.equal(clientNetwork('2001:DB8:1:2::9'), '2001:db8:1:2::/64');
+    assert.equal(clientNetwork('fe80::1%eth0'), 'fe80::/64');
+    assert.equal(clientNetwork('::1'), '::/64');
+    assert.equal(clientNetwork('not an address'), 'not an address');
   });
 });

@@ -273,3 +273,16 @@ export function createIpAllowList(cidrs: readonly string[]): IpAllowList {
     },
   };
 }
+
+/**
+ * The network a client address stands for when requests are counted per client: an IPv4
+ * address itself (also when it reaches an IPv6 socket as `::ffff:a.b.c.d`), an IPv6 address's
+ * /64, which one subscriber usually holds whole (counting single addresses of it would give
+ * one client 2^64 buckets). Text that is no address is returned as it is.
+ */
+export function clientNetwork(ip: string): string {
+  const g: Groups = new Array<number>(8).fill(0);
+  if (!parseAddress(ip, g)) return ip;
+  if (isMapped(g)) return `${g[6]! >> 8}.${g[6]! & 0xff}.${g[7]! >> 8}.${g[7]! & 0xff}`;
+  return formatCidr({ groups: [g[0]!, g[1]!, g[2]!, g[3]!, 0, 0, 0, 0], prefix: 64 });
+}

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { generateApiKey } from '../../internal/api-keys.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { type Logger, silentLogger } from '../../internal/logger.js';
+import type { RateLimit } from '../../internal/rate-limit.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { indexBatch } from '../../store/testing/batches.js';
 import type { Store, TokenMetadata, TransferRecord } from '../../store/types.js';
@@ -108,6 +109,11 @@ export interface FixtureOptions {
   chains?: string[];
   /** The API's response cache; on by default, as in production. */
   responseCache?: boolean;
+  /**
+   * The per-address limit of requests without a valid key. Default off: the suites that use the
+   * fixture send many refused requests from one address; anonymous-limit.test.ts tests the limit.
+   */
+  anonymousRateLimit?: RateLimit | null;
 }
 
 async function seed(store: Store): Promise<void> {
@@ -170,6 +176,7 @@ export async function startApiFixture(options: FixtureOptions = {}): Promise<Api
     port: 0,
     ...(options.keyCacheTtlMs === undefined ? {} : { keyCacheTtlMs: options.keyCacheTtlMs }),
     ...(options.responseCache === undefined ? {} : { responseCache: options.responseCache }),
+    anonymousRateLimit: options.anonymousRateLimit ?? null,
   });
 
   return {
