@@ -5,11 +5,12 @@
  * neo-tables.ts; the writer's balance cache lives in balances.ts.
  */
 import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { missingStoreError } from '../missing-store.js';
 import type { Store } from '../types.js';
 import { createApiKeys } from './api-keys.js';
 import { createBalances } from './balances.js';
@@ -55,7 +56,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   const { path, logger } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   const onDisk = path !== ':memory:' && path !== '';
-  if (onDisk && options.mustExist === true && !existsSync(path)) throw missingStoreError(path);
+  if (onDisk && options.mustExist === true && !existsSync(path)) throw missingStoreError(resolve(path));
   let db: Database.Database;
   let created = false;
   try {
@@ -93,13 +94,6 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.close();
     throw error;
   }
-}
-
-/** The one-line refusal of `mustExist` (`serve`, which never writes chain data). */
-function missingStoreError(path: string): UserError {
-  return new UserError(
-    `no store at ${path}: create it with \`tokenquery index\` (or \`start\`, \`import\`, \`demo\`)`,
-  );
 }
 
 /**
