@@ -3,6 +3,7 @@ import { UserError } from '../internal/errors.js';
 import { canonicalCidr } from '../internal/ip-allow-list.js';
 import type { Logger } from '../internal/logger.js';
 import { defaultBurst, formatRateLimit, parseBurst, parseRate } from '../internal/rate-limit.js';
+import { MissingStoreError } from '../store/missing-store.js';
 import { describeStoreLocation, openStore } from '../store/open.js';
 import type { ApiKeyLimits, ApiKeyRateLimit, ApiKeyRecord } from '../store/types.js';
 
@@ -19,6 +20,16 @@ function openKeysStore(db: string, logger: Logger) {
     logger,
     onCreate: () => process.stderr.write(`tokenquery: created a new store at ${describeStoreLocation(db)}\n`),
   });
+}
+
+/** `keys set` and `keys revoke` change a key that must exist: a missing store is refused, not created. */
+async function openExistingKeysStore(db: string, logger: Logger, verb: string) {
+  try {
+    return await openStore({ location: db, logger, mustExist: true });
+  } catch (error) {
+    if (!(error instanceof MissingStoreError)) throw error;
+    throw new UserError(`no store at ${error.where}, so no API key to ${verb} there; check --db`);
+  }
 }
 
 /** `--rate`, `--burst`, `--allow-ip` and (for `keys set`) `--any-ip`, as the CLI parsed them. */
@@ -156,7 +167,7 @@ export async function keysSet(
   ) {
     throw new UserError('nothing to change: give --rate, --burst, --allow-ip or --any-ip');
   }
-  const store = await openKeysStore(db, logger);
+  const store = await openExistingKeysStore(db, logger, 'change');
   try {
     const current = findActiveKey(await store.keys.listApiKeys(), keyOrId);
     const limits: ApiKeyLimits = {};
@@ -175,7 +186,7 @@ export async function keysSet(
 }
 
 export async function keysRevoke(db: string, keyOrId: string, logger: Logger): Promise<void> {
-  const store = await openKeysStore(db, logger);
+  const store = await openExistingKeysStore(db, logger, 'revoke');
   try {
     // Accept the id shown by `keys list`, or the key itself (matched by its hash).
     const revoked =

@@ -54,7 +54,25 @@ describe('the store a command opens', () => {
     }
   });
 
-  test('the other keys commands say so too when they create a store', async () => {
+  test('keys revoke and keys set refuse a store that does not exist, and create nothing', async () => {
+    const dir = join(tempDir(), 'typo');
+    const db = join(dir, 'x.sqlite');
+    const [revoke, set] = await Promise.all([
+      runCli(['keys', 'revoke', 'some-id', '--db', db]),
+      runCli(['keys', 'set', 'some-id', '--rate', '5/s', '--db', db]),
+    ]);
+    assertOneLineError(
+      revoke!,
+      new RegExp(`^tokenquery: no store at ${literal(db)}, so no API key to revoke there; check --db$`),
+    );
+    assertOneLineError(
+      set!,
+      new RegExp(`^tokenquery: no store at ${literal(db)}, so no API key to change there; check --db$`),
+    );
+    assert.equal(existsSync(dir), false);
+  });
+
+  test('keys list says so too when it creates a store', async () => {
     const db = join(tempDir(), 'listed.sqlite');
     const list = await runCli(['keys', 'list', '--db', db]);
     assert.equal(list.code, 0, list.stderr);

@@ -1,11 +1,11 @@
 import { UserError } from '../internal/errors.js';
 
-/**
- * The one-line refusal of `mustExist` (`serve`, which never writes chain data): `where` names
- * the store as the user gave it, without credentials.
- */
-export function missingStoreError(where: string): UserError {
-  return new UserError(
-    `no store at ${where}: create it with \`tokenquery index\` (or \`start\`, \`import\`, \`demo\`)`,
-  );
+/** The refusal of `mustExist`: no store where one was expected (`where`, without credentials). */
+export class MissingStoreError extends UserError {
+  override name = 'MissingStoreError';
+
+  constructor(readonly where: string) {
+    // One line for `serve`, which never writes chain data: what is missing and what creates it.
+    super(`no store at ${where}: create it with \`tokenquery index\` (or \`start\`, \`import\`, \`demo\`)`);
+  }
 }

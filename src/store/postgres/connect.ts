@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { redactUrls, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
-import { missingStoreError } from '../missing-store.js';
+import { MissingStoreError } from '../missing-store.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, migrate } from './migrations.js';
 
 export interface PostgresStoreOptions {
@@ -129,7 +129,7 @@ export async function connectPool(options: PostgresStoreOptions): Promise<pg.Poo
     if (options.readOnly === true) await checkReplicaSchema(client, where);
     else {
       const exists = await hasStore(client);
-      if (!exists && options.mustExist === true) throw missingStoreError(where);
+      if (!exists && options.mustExist === true) throw new MissingStoreError(where);
       await migrate(client, logger);
       created = !exists;
     }

@@ -10,7 +10,7 @@ import { isMainThread } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
-import { missingStoreError } from '../missing-store.js';
+import { MissingStoreError } from '../missing-store.js';
 import type { Store } from '../types.js';
 import { createApiKeys } from './api-keys.js';
 import { createBalances } from './balances.js';
@@ -56,7 +56,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
   const { path, logger } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   const onDisk = path !== ':memory:' && path !== '';
-  if (onDisk && options.mustExist === true && !existsSync(path)) throw missingStoreError(resolve(path));
+  if (onDisk && options.mustExist === true && !existsSync(path)) throw new MissingStoreError(resolve(path));
   let db: Database.Database;
   let created = false;
   try {
@@ -106,9 +106,10 @@ function createPrivateFile(path: string): boolean {
   const firstCreated = mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   // `mode` is filtered by the umask: set the folders tokenquery created exactly.
   if (firstCreated !== undefined) {
-    for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const first = resolve(firstCreated);
+    for (let dir = resolve(dirname(path)); dir.startsWith(first); dir = dirname(dir)) {
       chmodSync(dir, 0o700);
-      if (dir === firstCreated || dirname(dir) === dir) break;
+      if (dir === first) break;
     }
   }
   let fd: number;
