@@ -56,10 +56,16 @@ const API_SQLITE_CACHE_KIB = 8 * 1024;
 
 /**
  * The store the API reads: `--db`, or with `--db-read` the replica for chain data and `--db` for
- * API keys (read-split.ts).
+ * API keys (read-split.ts). `mustExist` for `serve`: a mistyped `--db` must not become an empty
+ * store that answers 404 for every token.
  */
-async function openApiStore(config: Config, logger: Logger): Promise<Store> {
-  const primary = await openStore({ location: config.db, logger, sqliteCacheKiB: API_SQLITE_CACHE_KIB });
+async function openApiStore(config: Config, logger: Logger, mustExist: boolean): Promise<Store> {
+  const primary = await openStore({
+    location: config.db,
+    logger,
+    sqliteCacheKiB: API_SQLITE_CACHE_KIB,
+    mustExist,
+  });
   if (config.dbRead === undefined) return primary;
   try {
     const { openPostgresStore } = await import('../store/postgres/postgres-store.js');
@@ -118,7 +124,7 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
   await assertCanListenAll(config);
   const overlay = loadTokenOverlay(config, logger);
   await checkNodes(config.chains, logger);
-  const store = await openApiStore(config, logger);
+  const store = await openApiStore(config, logger, false);
   const worker = startIndexerWorker(config);
   // Installed before the API starts listening: the indexer is already writing, and a SIGTERM in
   // between (seen in the shutdown scenario) would otherwise kill the process without stopping it.
@@ -153,7 +159,7 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
   await assertCanListenAll(config);
   const overlay = loadTokenOverlay(config, logger);
-  const store = await openApiStore(config, logger);
+  const store = await openApiStore(config, logger, true);
   const chains = await servedChains(config, store);
   if (chains.length === 0)
     logger.warn('no chains configured (--rpc) or indexed yet: every chain answers "unsupport coin"');

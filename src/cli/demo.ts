@@ -35,7 +35,8 @@ export async function demoCommand(
   // Everything the user gave is checked before anvil starts, so a mistake costs no start-up time.
   const settings = loadConfig({ ...raw, db }, demoEnv);
   await assertCanListen(settings.host, settings.port);
-  if (!raw.db) mkdirSync(join('data', 'demo'), { recursive: true });
+  // Private like the store's own folders (docs/api-keys.md): the demo store holds a key too.
+  if (!raw.db) mkdirSync(join('data', 'demo'), { recursive: true, mode: 0o700 });
   const logger = createLogger({ level: settings.logLevel });
 
   out('Starting a local anvil chain (1 block per second) …');

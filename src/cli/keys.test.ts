@@ -62,10 +62,10 @@ describe('keys', () => {
     db = join(tempDir(), 'keys.sqlite');
   });
 
-  test('create prints the key alone on its last stdout line, and nothing on stderr', async () => {
+  test('create prints the key alone on its last stdout line, and on stderr only that it created the store', async () => {
     const result = await runCli(['keys', 'create', '--label', 'x', '--db', db]);
     const { key } = createdKey(result);
-    assert.equal(result.stderr, '');
+    assert.equal(result.stderr, `tokenquery: created a new store at ${db}\n`);
     assert.ok(key.length >= 32, `a key of ${key.length} characters is too short`);
   });
 

@@ -3,11 +3,34 @@ import { UserError } from '../internal/errors.js';
 import { canonicalCidr } from '../internal/ip-allow-list.js';
 import type { Logger } from '../internal/logger.js';
 import { defaultBurst, formatRateLimit, parseBurst, parseRate } from '../internal/rate-limit.js';
-import { openStore } from '../store/open.js';
+import { MissingStoreError } from '../store/missing-store.js';
+import { describeStoreLocation, openStore } from '../store/open.js';
 import type { ApiKeyLimits, ApiKeyRateLimit, ApiKeyRecord } from '../store/types.js';
 
 /** Prints to stdout; logs go to stderr, so scripts can read the key from the last stdout line. */
 const out = (line: string) => process.stdout.write(`${line}\n`);
+
+/**
+ * The store of the `keys` commands, created when missing (an operator may create keys before the
+ * first `index`); a new one is named on stderr, so that a mistyped `--db` does not go unnoticed.
+ */
+function openKeysStore(db: string, logger: Logger) {
+  return openStore({
+    location: db,
+    logger,
+    onCreate: () => process.stderr.write(`tokenquery: created a new store at ${describeStoreLocation(db)}\n`),
+  });
+}
+
+/** `keys set` and `keys revoke` change a key that must exist: a missing store is refused, not created. */
+async function openExistingKeysStore(db: string, logger: Logger, verb: string) {
+  try {
+    return await openStore({ location: db, logger, mustExist: true });
+  } catch (error) {
+    if (!(error instanceof MissingStoreError)) throw error;
+    throw new UserError(`no store at ${error.where}, so no API key to ${verb} there; check --db`);
+  }
+}
 
 /** `--rate`, `--burst`, `--allow-ip` and (for `keys set`) `--any-ip`, as the CLI parsed them. */
 export interface KeyLimitOptions {
@@ -81,7 +104,7 @@ export async function keysCreate(
     throw new UserError('--label must be one line of text without tabs');
   const rateLimit = rateLimitOf(limitOptions, undefined);
   const allowIps = allowIpsOf(limitOptions, undefined);
-  const store = await openStore({ location: db, logger });
+  const store = await openKeysStore(db, logger);
   try {
     const { key, id, hash } = generateApiKey();
     const record: ApiKeyRecord = { id, hash, label, createdAt: Date.now(), revokedAt: null };
@@ -93,7 +116,7 @@ export async function keysCreate(
         ? ''
         : ` [rate ${describeLimits(record).rate}, from ${describeLimits(record).allow}]`;
     out(
-      `Created API key ${id}${label ? ` (${label})` : ''}${limits}. It is shown only this once; store it now:`,
+      `Created API key ${id}${label ? ` (${label})` : ''}${limits} in ${describeStoreLocation(db)}. It is shown only this once; store it now:`,
     );
     out(key);
   } finally {
@@ -102,7 +125,7 @@ export async function keysCreate(
 }
 
 export async function keysList(db: string, logger: Logger): Promise<void> {
-  const store = await openStore({ location: db, logger });
+  const store = await openKeysStore(db, logger);
   try {
     const keys = await store.keys.listApiKeys();
     if (keys.length === 0) {
@@ -144,7 +167,7 @@ export async function keysSet(
   ) {
     throw new UserError('nothing to change: give --rate, --burst, --allow-ip or --any-ip');
   }
-  const store = await openStore({ location: db, logger });
+  const store = await openExistingKeysStore(db, logger, 'change');
   try {
     const current = findActiveKey(await store.keys.listApiKeys(), keyOrId);
     const limits: ApiKeyLimits = {};
@@ -163,7 +186,7 @@ export async function keysSet(
 }
 
 export async function keysRevoke(db: string, keyOrId: string, logger: Logger): Promise<void> {
-  const store = await openStore({ location: db, logger });
+  const store = await openExistingKeysStore(db, logger, 'revoke');
   try {
     // Accept the id shown by `keys list`, or the key itself (matched by its hash).
     const revoked =

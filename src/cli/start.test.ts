@@ -4,6 +4,7 @@
  * SIGTERM ends the process cleanly.
  */
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
@@ -184,6 +185,8 @@ describe('index and serve: two processes on one SQLite file, configured by envir
     // As in a compose file: the same variables for both, and the port for serve.
     const env = { TOKENQUERY_RPC: `eth=${anvil.url}`, TOKENQUERY_DB: db, TOKENQUERY_POLL_INTERVAL_MS: '100' };
     indexer = spawn(['index'], env);
+    // `serve` refuses a store that does not exist yet: `index` creates it.
+    await eventually(async () => (existsSync(db) ? true : undefined), 15_000, 'index created the store');
     server = spawn(['serve'], { ...env, TOKENQUERY_PORT: String(port) });
     base = await apiUrl(server, 'tokenquery serving');
     assert.equal(base, `http://127.0.0.1:${port}`);

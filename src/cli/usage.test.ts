@@ -264,6 +264,7 @@ describe('user errors', () => {
   });
 
   test('revoking an unknown key is one line', async () => {
+    assert.equal((await runCli(['keys', 'list', '--db', db])).code, 0, 'the store exists');
     const result = await runCli(['keys', 'revoke', 'no-such-key', '--db', db]);
     assertOneLineError(result, /^tokenquery: no active API key has that id or value$/);
   });

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { redactUrls } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { Store } from './types.js';
 
@@ -13,22 +15,43 @@ export interface OpenStoreOptions {
   writerThread?: boolean;
   /** SQLite without the writer thread: the connection's page cache in KiB (default 32 MiB). */
   sqliteCacheKiB?: number;
+  /**
+   * Refuse (UserError, one line) a store that does not exist (a missing SQLite file, a PostgreSQL
+   * schema without tokenquery's tables) instead of creating it: for `serve`, which never writes
+   * chain data and would otherwise serve an empty store from a mistyped `--db`. Default false.
+   */
+  mustExist?: boolean;
+  /** Called when this open created the store (a new SQLite file, or tokenquery's tables). */
+  onCreate?: () => void;
+}
+
+const isPostgres = (location: string): boolean => /^postgres(ql)?:\/\//i.test(location);
+
+/** The store's location for messages: an absolute SQLite path, or the PostgreSQL URL without credentials. */
+export function describeStoreLocation(location: string): string {
+  if (isPostgres(location)) return redactUrls(location);
+  return location === ':memory:' || location === '' ? location : resolve(location);
 }
 
 /** Opens (and migrates) the store named by `location`. The backend's driver is loaded only when used. */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  if (/^postgres(ql)?:\/\//i.test(options.location)) {
+  const opening = {
+    logger: options.logger,
+    ...(options.mustExist === undefined ? {} : { mustExist: options.mustExist }),
+    ...(options.onCreate === undefined ? {} : { onCreate: options.onCreate }),
+  };
+  if (isPostgres(options.location)) {
     const { openPostgresStore } = await import('./postgres/postgres-store.js');
-    return openPostgresStore({ url: options.location, logger: options.logger });
+    return openPostgresStore({ url: options.location, ...opening });
   }
   if (options.writerThread === true) {
     const { openSqliteStoreWithWriterThread } = await import('./sqlite/writer-thread.js');
-    return openSqliteStoreWithWriterThread({ path: options.location, logger: options.logger });
+    return openSqliteStoreWithWriterThread({ path: options.location, ...opening });
   }
   const { openSqliteStore } = await import('./sqlite/sqlite-store.js');
   return openSqliteStore({
     path: options.location,
-    logger: options.logger,
+    ...opening,
     ...(options.sqliteCacheKiB === undefined ? {} : { cacheKiB: options.sqliteCacheKiB }),
   });
 }

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { redactUrls, UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { MissingStoreError } from '../missing-store.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, migrate } from './migrations.js';
 
 export interface PostgresStoreOptions {
@@ -23,6 +24,10 @@ export interface PostgresStoreOptions {
    * fails instead of reaching a database that is not the primary. Default false.
    */
   readOnly?: boolean;
+  /** Refuse (UserError) a database (schema) without tokenquery's tables instead of creating them. */
+  mustExist?: boolean;
+  /** Called when this open created tokenquery's tables. */
+  onCreate?: () => void;
 }
 
 const INT8_OID = 20;
@@ -120,15 +125,30 @@ export async function connectPool(options: PostgresStoreOptions): Promise<pg.Poo
     throw new UserError(`cannot connect to PostgreSQL at ${where}: ${message}`, { cause: error });
   }
   try {
+    let created = false;
     if (options.readOnly === true) await checkReplicaSchema(client, where);
-    else await migrate(client, logger);
+    else {
+      const exists = await hasStore(client);
+      if (!exists && options.mustExist === true) throw new MissingStoreError(where);
+      await migrate(client, logger);
+      created = !exists;
+    }
     client.release();
+    if (created) options.onCreate?.();
   } catch (error) {
     client.release(error instanceof Error ? error : true);
     await pool.end().catch(() => {});
     throw error;
   }
   return pool;
+}
+
+/** Whether the store's schema (the first of `search_path`) holds tokenquery's tables. */
+async function hasStore(client: pg.PoolClient): Promise<boolean> {
+  const exists = await client.query<{ table: string | null }>('SELECT to_regclass($1) AS "table"', [
+    MIGRATIONS_TABLE,
+  ]);
+  return exists.rows[0]?.table != null;
 }
 
 /**

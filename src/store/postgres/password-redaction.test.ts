@@ -35,6 +35,8 @@ if (unreachable !== null) {
       // A primary that works, for the case of a read replica that does not.
       const primary = await createTestDatabase();
       after(() => primary.drop());
+      // `serve` refuses a primary without tokenquery's tables: create them.
+      await runCli(['keys', 'list', '--db', primary.url]);
       const primaryUrl = new URL(primary.url);
       primaryUrl.password = SECRET;
       const cases: [string[], RegExp][] = [

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import {
   apiUrl,
+  assertOneLineError,
   type CliProcess,
   eventually,
   getJson,
@@ -18,6 +19,7 @@ import { type AnvilInstance, startAnvil } from '../../devchain/anvil.js';
 import { getBlockNumber } from '../../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens } from '../../devchain/deploy.js';
 import { sendTransfers } from '../../devchain/traffic.js';
+import { redactUrls } from '../../internal/errors.js';
 import {
   checkTestServer,
   createTestDatabase,
@@ -101,7 +103,15 @@ async function indexedUpTo(base: string, block: number): Promise<void> {
 describe('the CLI on PostgreSQL', () => {
   test('keys create, list and revoke', async () => {
     const db = await freshDb();
-    const { key, id } = await createKey(db);
+    const created = await runCli(['keys', 'create', '--label', 'pg', '--db', db]);
+    assert.equal(created.code, 0, created.stderr);
+    // Named without the password or the connection parameters.
+    const where = redactUrls(db);
+    assert.ok(!where.includes('@') && !where.includes('?'), where);
+    assert.deepEqual(lines(created.stderr), [`tokenquery: created a new store at ${where}`]);
+    assert.match(created.stdout, /^Created API key \S+ \(pg\) in postgres:\/\/[^\s@?]+\./);
+    const key = lines(created.stdout).at(-1)!;
+    const id = /Created API key ([\w-]+)/.exec(created.stdout)![1]!;
     const list = await runCli(['keys', 'list', '--db', db]);
     assert.equal(list.code, 0, list.stderr);
     const [header, row] = lines(list.stdout);
@@ -110,6 +120,19 @@ describe('the CLI on PostgreSQL', () => {
     const revoke = await runCli(['keys', 'revoke', key, '--db', db]);
     assert.equal(revoke.code, 0, revoke.stderr);
     assert.match(lines((await runCli(['keys', 'list', '--db', db])).stdout)[1]!, /\trevoked /);
+  });
+
+  test('serve refuses a database without a tokenquery store, in one line, and creates nothing', async () => {
+    const db = await freshDb();
+    const result = await runCli(['serve', '--db', db, '--port', '0']);
+    assertOneLineError(
+      result,
+      /^tokenquery: no store at postgres:\/\/[^\s@?]+: create it with `tokenquery index`/,
+    );
+    const [row] = await querySql<{ table: string | null }>(db, 'SELECT to_regclass($1) AS "table"', [
+      'tokenquery_migrations',
+    ]);
+    assert.equal(row?.table, null, 'serve created the schema');
   });
 
   test('start indexes the chain into PostgreSQL and serves it', async () => {
@@ -136,10 +159,11 @@ describe('the CLI on PostgreSQL', () => {
   test('index and serve share one database; a key revoked there is refused by serve', async () => {
     const db = await freshDb();
     const env = { TOKENQUERY_RPC: `eth=${anvil.url}`, TOKENQUERY_DB: db, TOKENQUERY_POLL_INTERVAL_MS: '100' };
+    // `keys create` creates the store, which `serve` refuses to do.
+    const { key, id } = await createKey(db);
     const indexer = spawn(['index'], env);
     const server = spawn(['serve', '--port', '0'], env);
     const base = await apiUrl(server, 'tokenquery serving');
-    const { key, id } = await createKey(db);
     await allTokensServed(base, key);
 
     await sendTransfers(anvil.url, tokens, { count: 2, seed: 12 });

@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import pino from 'pino';
 import { verifyChain } from '../../indexer/verify.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
-import { TokenqueryError } from '../../internal/errors.js';
+import { TokenqueryError, UserError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
 import { seededRandomInt } from '../../internal/random.js';
 import { runStoreContractSuite } from '../contract/suite.js';
@@ -367,6 +369,102 @@ function dumpTables(path: string) {
     db.close();
   }
 }
+
+/** A logger whose lines the test can read. */
+function recordingLogger() {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, sink), lines };
+}
+
+const modeOf = (path: string): number => statSync(path).mode & 0o777;
+
+describe('the database files (API key hashes, labels and allow-lists live there)', () => {
+  test('a new store, its -wal and -shm files and the folders it creates are private, whatever the umask', async () => {
+    const path = freshPath();
+    const moduleUrl = new URL('./sqlite-store.js', import.meta.url).href;
+    const loggerUrl = new URL('../../internal/logger.js', import.meta.url).href;
+    // In a child: the umask is per process, and 0 lets every mode bit through.
+    const script = `
+      import { statSync, writeFileSync } from 'node:fs';
+      import { dirname, join } from 'node:path';
+      const { openSqliteStore } = await import(${JSON.stringify(moduleUrl)});
+      const { silentLogger } = await import(${JSON.stringify(loggerUrl)});
+      process.umask(0);
+      const path = process.argv[1];
+      const store = await openSqliteStore({ path, logger: silentLogger() });
+      await store.keys.createApiKey({ id: 'k', hash: 'h', label: 'a label', createdAt: 1, revokedAt: null });
+      const mode = (p) => statSync(p).mode & 0o777;
+      const control = join(dirname(path), 'control');
+      writeFileSync(control, '');
+      const modes = {
+        db: mode(path), wal: mode(path + '-wal'), shm: mode(path + '-shm'),
+        nested: mode(dirname(path)), caseDir: mode(dirname(dirname(path))), control: mode(control),
+      };
+      await store.close();
+      process.stdout.write(JSON.stringify(modes));`;
+    const output = await new Promise<string>((resolve, reject) => {
+      const child = spawn(process.execPath, ['--input-type=module', '-e', script, path], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk) => {
+        out += chunk;
+      });
+      child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child exited ${code}`))));
+    });
+    const modes = JSON.parse(output) as Record<string, number>;
+    assert.equal(modes.control, 0o666, 'the umask of the child lets everything through');
+    assert.deepEqual(
+      { db: modes.db, wal: modes.wal, shm: modes.shm, nested: modes.nested, caseDir: modes.caseDir },
+      { db: 0o600, wal: 0o600, shm: 0o600, nested: 0o700, caseDir: 0o700 },
+    );
+  });
+
+  test('an existing database keeps its mode; a readable one is warned about once', async () => {
+    const path = freshPath();
+    mkdirSync(join(path, '..'), { recursive: true });
+    new Database(path).close();
+    chmodSync(path, 0o644);
+    const { logger, lines } = recordingLogger();
+    await (await openSqliteStore({ path, logger })).close();
+    await (await openSqliteStore({ path, logger })).close();
+    assert.equal(modeOf(path), 0o644, 'the user chose that mode');
+    const warnings = lines.filter((line) => line.includes('readable by other users'));
+    assert.equal(warnings.length, 1, lines.join(''));
+    assert.ok(warnings[0]!.includes(path), warnings[0]);
+    assert.ok(warnings[0]!.includes('chmod 600'), warnings[0]);
+  });
+
+  test('mustExist refuses a store that does not exist in one line, and creates nothing', async () => {
+    const dir = join(root, `missing-${++counter}`);
+    const path = join(dir, 'x.sqlite');
+    await assert.rejects(openSqliteStore({ path, logger: silentLogger(), mustExist: true }), (error) => {
+      assert.ok(error instanceof UserError);
+      assert.equal(
+        error.shortMessage,
+        `no store at ${path}: create it with \`tokenquery index\` (or \`start\`, \`import\`, \`demo\`)`,
+      );
+      return true;
+    });
+    assert.equal(existsSync(dir), false);
+  });
+
+  test('mustExist opens an existing store; onCreate is called only for a new one', async () => {
+    const path = freshPath();
+    const created: string[] = [];
+    const onCreate = () => created.push('created');
+    await (await openSqliteStore({ path, logger: silentLogger(), onCreate })).close();
+    assert.deepEqual(created, ['created']);
+    await (await openSqliteStore({ path, logger: silentLogger(), onCreate, mustExist: true })).close();
+    assert.deepEqual(created, ['created']);
+  });
+});
 
 describe('batches applied from the wire columns (the writer thread) and from objects', () => {
   test('store exactly the same rows: hex and other addresses, mints, burns, negative and huge amounts', async () => {

@@ -4,11 +4,13 @@
  * (reads.ts), `keys` (api-keys.ts). Every statement is prepared once, in statements.ts and
  * neo-tables.ts; the writer's balance cache lives in balances.ts.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { MissingStoreError } from '../missing-store.js';
 import type { Store } from '../types.js';
 import { createApiKeys } from './api-keys.js';
 import { createBalances } from './balances.js';
@@ -23,7 +25,10 @@ export { DATA_VERSION_CHECK_MS } from './reads.js';
 export type { SqliteWriter } from './writer.js';
 
 export interface SqliteStoreOptions {
-  /** Database file; its parent directory is created when missing. `:memory:` works for throwaway stores. */
+  /**
+   * Database file; its parent directory is created when missing (mode 0700, the file 0600).
+   * `:memory:` works for throwaway stores.
+   */
   path: string;
   logger: Logger;
   /** How long a statement waits for another process's write lock. Default 10 000 ms. */
@@ -32,6 +37,10 @@ export interface SqliteStoreOptions {
   balanceCacheSize?: number;
   /** SQLite's page cache of this connection, in KiB. Default 32 MiB (for the writer's balance pages). */
   cacheKiB?: number;
+  /** Refuse (UserError) a database file that does not exist instead of creating it. Default false. */
+  mustExist?: boolean;
+  /** Called when this open created the database file. */
+  onCreate?: () => void;
 }
 
 /** The SQLite store. */
@@ -46,9 +55,13 @@ const DEFAULT_BALANCE_CACHE_SIZE = 500_000;
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<SqliteStore> {
   const { path, logger } = options;
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
+  const onDisk = path !== ':memory:' && path !== '';
+  if (onDisk && options.mustExist === true && !existsSync(path)) throw new MissingStoreError(resolve(path));
   let db: Database.Database;
+  let created = false;
   try {
-    if (path !== ':memory:' && path !== '') mkdirSync(dirname(path), { recursive: true });
+    if (onDisk) created = createPrivateFile(path);
+    if (onDisk && !created) warnIfReadable(path, logger);
     db = new Database(path, { timeout: busyTimeoutMs });
   } catch (error) {
     throw new UserError(`cannot open the SQLite database ${path}`, {
@@ -74,11 +87,68 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma('wal_autocheckpoint = 16384');
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     migrate(db, logger);
-    return createSqliteStore(db, options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE);
+    const store = createSqliteStore(db, options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE);
+    if (created) options.onCreate?.();
+    return store;
   } catch (error) {
     db.close();
     throw error;
   }
+}
+
+/**
+ * Creates the database file (and its missing folders) readable by its owner only, whatever the
+ * umask: it holds API key hashes, labels and allow-lists. SQLite then gives the -wal and -shm
+ * files the database file's permissions. Returns false when the file exists already (the user's
+ * own, or created by another process meanwhile), whose mode is left alone.
+ */
+function createPrivateFile(path: string): boolean {
+  const firstCreated = mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // `mode` is filtered by the umask: set the folders tokenquery created exactly.
+  if (firstCreated !== undefined) {
+    const first = resolve(firstCreated);
+    for (let dir = resolve(dirname(path)); dir.startsWith(first); dir = dirname(dir)) {
+      chmodSync(dir, 0o700);
+      if (dir === first) break;
+    }
+  }
+  let fd: number;
+  try {
+    fd = openSync(path, 'wx', 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    fchmodSync(fd, 0o600);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+/** Paths already warned about by this process (a process may open one store several times). */
+const warnedReadable = new Set<string>();
+
+/**
+ * An existing database that other users can read or write is the user's choice and keeps its
+ * mode, but is worth one warning per process (the main thread's: `start`'s indexer thread
+ * opens the same file).
+ */
+function warnIfReadable(path: string, logger: Logger): void {
+  if (process.platform === 'win32' || !isMainThread || warnedReadable.has(path)) return;
+  let mode: number;
+  try {
+    mode = statSync(path).mode & 0o777;
+  } catch {
+    return; // opening it reports the problem
+  }
+  if ((mode & 0o044) === 0) return;
+  warnedReadable.add(path);
+  logger.warn(
+    { path, mode: `0${mode.toString(8)}` },
+    `the SQLite database ${path} is readable by other users (it holds API key hashes, labels and allow-lists): chmod 600 it and its -wal and -shm files`,
+  );
 }
 
 /** Builds the store's parts over an open, migrated connection. */
