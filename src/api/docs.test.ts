@@ -102,7 +102,7 @@ test('/docs/ redirects to /docs; unknown files are 404 envelopes', async () => {
   }
 });
 
-test("names an object inherits (constructor, __proto__, toString) are unknown files: 404, nothing logged", async () => {
+test('names an object inherits (constructor, __proto__, toString) are unknown files: 404, nothing logged', async () => {
   const lines: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, done) {
