@@ -2,7 +2,7 @@
  * The HTTP API as a fastify instance (not listening): Tokenview's `/vipapi/` operations,
  * `/healthz` and `/status`. Every answer, framework failures included, is an envelope.
  */
-import { METHODS } from 'node:http';
+import { type IncomingMessage, METHODS, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyError,
@@ -201,30 +201,76 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     return serverBusy();
   }
 
-  /** Failures of the HTTP parser itself (no request object exists): answered on the raw socket. */
-  function onClientError(error: Error & { code?: string }, socket: Socket): void {
+  /**
+   * Failures of the HTTP parser itself, and Node's request and headers timeouts: no request
+   * object exists for them, so they are answered on the raw socket, after any answer still being
+   * made on it (writing earlier would corrupt that answer).
+   */
+  function onClientError(error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    let response: string;
-    if (error.code === 'HPE_HEADER_OVERFLOW') {
-      const e = new ApiError(431, 10001, 'invalid parameter: request header fields too large');
-      response = rawErrorResponse(431, 'Request Header Fields Too Large', e);
-    } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      response = rawErrorResponse(
-        408,
-        'Request Timeout',
-        new ApiError(408, 10001, 'invalid parameter: request timeout'),
-      );
-    } else {
-      response = rawErrorResponse(
-        400,
-        'Bad Request',
-        new ApiError(400, 10001, 'invalid parameter: malformed request'),
-      );
-    }
     log.trace({ code: error.code }, 'client error');
-    if (socket.writable) socket.end(response);
-    socket.destroy();
+    const incoming = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+    // A request whose headers were read and whose body failed or ran out of time was routed as
+    // a request: it has its answer, and the connection just closes.
+    const response = incoming != null && !incoming.complete ? undefined : clientErrorResponse(error);
+    afterAnswersInFlight(socket, () => {
+      if (response !== undefined && socket.writable) socket.end(response);
+      socket.destroy();
+    });
   }
+}
+
+/** The raw answer to a request the parser refused; with the envelope only when it cannot be a HEAD. */
+function clientErrorResponse(error: Error & { code?: string; rawPacket?: unknown }): string {
+  const withBody = !mayBeHead(error);
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    const e = new ApiError(431, 10001, 'invalid parameter: request header fields too large');
+    return rawErrorResponse(431, 'Request Header Fields Too Large', e, withBody);
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    const e = new ApiError(408, 10001, 'invalid parameter: request timeout');
+    return rawErrorResponse(408, 'Request Timeout', e, withBody);
+  }
+  const e = new ApiError(400, 10001, 'invalid parameter: malformed request');
+  return rawErrorResponse(400, 'Bad Request', e, withBody);
+}
+
+const HTTP_METHODS = new Set(METHODS);
+
+/**
+ * Whether a request the parser refused may be a HEAD, whose answer must have no body. The parser
+ * gives no method before the headers are complete; only the bytes of the failing read are known
+ * (none for a timeout). So the envelope is sent only when those bytes start with a request line
+ * of another method and hold no HEAD request line further on (a pipelined one).
+ */
+function mayBeHead(error: { code?: string; rawPacket?: unknown }): boolean {
+  // Not a method the parser knows, so not a HEAD.
+  if (error.code === 'HPE_INVALID_METHOD') return false;
+  if (!Buffer.isBuffer(error.rawPacket)) return true;
+  const text = error.rawPacket.toString('latin1');
+  const method = /^(?:\r?\n)*([A-Z-]+) /.exec(text)?.[1];
+  return method === undefined || method === 'HEAD' || !HTTP_METHODS.has(method) || /\nHEAD /.test(text);
+}
+
+/**
+ * Runs `then` once no answer is being made on `socket`: a request read before the failing one may
+ * still be answered (pipelining), and its answer goes first. Node attaches queued answers to the
+ * socket as each finishes, so this waits for each in turn.
+ */
+function afterAnswersInFlight(socket: Socket, then: () => void): void {
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight == null || inFlight.writableFinished) {
+    then();
+    return;
+  }
+  let waited = false;
+  const next = () => {
+    if (waited) return;
+    waited = true;
+    afterAnswersInFlight(socket, then);
+  };
+  // 'close' too: an answer cut short never finishes.
+  inFlight.once('finish', next).once('close', next);
 }
 
 /** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */
