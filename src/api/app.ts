@@ -13,6 +13,7 @@ import Fastify, {
 } from 'fastify';
 import { isChainName } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
+import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from '../internal/http-limits.js';
 import type { Logger } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
 import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
@@ -60,6 +61,11 @@ export interface ApiAppOptions {
   trustProxy?: readonly string[];
   /** The indexer's RPC figures for `/metrics`, when it runs in this process (`start`). */
   rpcMetrics?: () => readonly RpcSeriesSnapshot[];
+  /** Slow-client limits (`--request-timeout` etc., internal/http-limits.ts); absent ones take the defaults. */
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxConnections?: number;
 }
 
 /**
@@ -67,6 +73,9 @@ export interface ApiAppOptions {
  * so an overlong address is still routed and answered 10001 rather than 404.
  */
 const MAX_PARAM_LENGTH = 8192;
+
+/** The most request body bytes read and dropped to keep a connection (see the 'request' listener). */
+const MAX_DISCARDED_BODY = 64 * 1024;
 
 export async function createApiApp(options: ApiAppOptions): Promise<FastifyInstance> {
   const { store, chains } = options;
@@ -86,8 +95,20 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     },
   );
 
+  const limits = { ...HTTP_LIMIT_DEFAULTS, ...definedOnly(options) };
   const app = Fastify({
     loggerInstance: log,
+    // Node's request and headers timeouts (checked every connectionsCheckingInterval) end requests
+    // that arrive too slowly; the idle timeout closes quiet connections, between requests
+    // (keep-alive) and within one (a client that neither sends nor reads).
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
     // Fastify's request log prints the URL, query string (and so the apikey) included: we log our own line.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
@@ -100,6 +121,22 @@ export async function createApiApp(options: ApiAppOptions): Promise<FastifyInsta
     // request carry its id explicitly.
     childLoggerFactory: (logger) => logger,
   }) as unknown as FastifyInstance;
+
+  app.server.maxConnections = limits.maxConnections;
+  let lastDropLog = 0;
+  app.server.on('drop', () => {
+    if (Date.now() - lastDropLog < 10_000) return;
+    lastDropLog = Date.now();
+    log.warn({ maxConnections: limits.maxConnections }, 'connection cap reached: refusing new connections');
+  });
+  // No operation takes a body, and Node reads one (to drop it) after the answer, to keep the
+  // connection. A body larger than this, or of unannounced size (chunked), is not worth waiting
+  // for: the answer closes the connection instead.
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.headers['transfer-encoding'] !== undefined) response.shouldKeepAlive = false;
+    else if (Number(request.headers['content-length'] ?? 0) > MAX_DISCARDED_BODY)
+      response.shouldKeepAlive = false;
+  });
 
   // Node parses every method in http.METHODS; unknown to fastify they would 404 instead of 405.
   for (const method of METHODS) {
@@ -271,6 +308,16 @@ function afterAnswersInFlight(socket: Socket, then: () => void): void {
   };
   // 'close' too: an answer cut short never finishes.
   inFlight.once('finish', next).once('close', next);
+}
+
+/** The slow-client limits given in `options`, leaving out absent ones so that the defaults apply. */
+function definedOnly(options: ApiAppOptions): Partial<HttpLimits> {
+  const limits: Partial<HttpLimits> = {};
+  for (const key of Object.keys(HTTP_LIMIT_DEFAULTS) as (keyof HttpLimits)[]) {
+    const value = options[key];
+    if (value !== undefined) limits[key] = value;
+  }
+  return limits;
 }
 
 /** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */

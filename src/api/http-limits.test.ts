@@ -153,3 +153,150 @@ describe('HEAD answers carry no body, also when the HTTP layer refuses the reque
     });
   }
 });
+
+/**
+ * Writes `head`, then `drip` every `everyMs` for as long as the connection stays open (at most
+ * `maxMs`), and collects what the server sends.
+ */
+function trickle(url: string, head: string, drip: string, everyMs: number, maxMs = 5000): Promise<Exchange> {
+  const started = Date.now();
+  const socket = open(url);
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    const finish = (closed: boolean) => {
+      clearInterval(timer);
+      clearTimeout(limit);
+      socket.destroy();
+      resolve({ text: Buffer.concat(chunks).toString('latin1'), closed, ms: Date.now() - started });
+    };
+    const limit = setTimeout(() => finish(false), maxMs);
+    const timer = setInterval(() => {
+      if (!socket.destroyed) socket.write(drip);
+    }, everyMs);
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => finish(true));
+    socket.write(head);
+  });
+}
+
+describe('slow and hostile clients', () => {
+  const SMALL = { requestTimeoutMs: 600, headersTimeoutMs: 300, idleTimeoutMs: 400 };
+  let small: ApiFixture;
+  before(async () => {
+    small = await startApiFixture({ httpLimits: SMALL });
+  });
+  after(async () => {
+    await small.close();
+  });
+
+  test('a refused POST announcing a large body gets its 405 and the connection closes', async () => {
+    // The defaults' server: the close does not wait for any timeout.
+    const answer = await trickle(
+      fx.url,
+      'POST /vipapi/eth/tokens/1/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000\r\n\r\n',
+      'x',
+      50,
+    );
+    assert.ok(answer.closed, 'the server closed the connection');
+    assert.ok(answer.ms < 2000, `closed after ${answer.ms} ms`);
+    const { status, head } = firstResponse(answer.text);
+    assert.equal(status, 405);
+    assert.match(head, /\r\nconnection: close/i);
+  });
+
+  test('a GET with a never-ending chunked body gets its answer and the connection closes', async () => {
+    const answer = await trickle(
+      fx.url,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n',
+      '1\r\nx\r\n',
+      50,
+    );
+    assert.ok(answer.closed, 'the server closed the connection');
+    assert.ok(answer.ms < 2000, `closed after ${answer.ms} ms`);
+    const { status, head } = firstResponse(answer.text);
+    assert.equal(status, 200);
+    assert.match(head, /\r\nconnection: close/i);
+  });
+
+  test('a small body trickled after its answer is cut off at the request timeout', async () => {
+    const answer = await trickle(
+      small.url,
+      'POST /vipapi/eth/tokens/1/1 HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n',
+      'x',
+      50,
+    );
+    assert.ok(answer.closed, 'the server closed the connection');
+    assert.ok(answer.ms >= 500 && answer.ms < 2500, `closed after ${answer.ms} ms`);
+    // The 405, and nothing after it: the timeout is not answered a second time.
+    const { status, head, rest } = firstResponse(answer.text);
+    assert.equal(status, 405);
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1]);
+    assert.equal(Buffer.byteLength(rest), length);
+  });
+
+  test('headers trickled a byte at a time are cut off at the headers timeout with 408', async () => {
+    const answer = await trickle(small.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\n', 'X', 50);
+    assert.ok(answer.closed, 'the server closed the connection');
+    assert.ok(answer.ms >= 250 && answer.ms < 2000, `closed after ${answer.ms} ms`);
+    assert.equal(firstResponse(answer.text).status, 408);
+  });
+
+  test('a connection that sends nothing is closed at the headers timeout', async () => {
+    const answer = await exchange(small.url, []);
+    assert.ok(answer.closed, 'the server closed the connection');
+    assert.ok(answer.ms < 2000, `closed after ${answer.ms} ms`);
+  });
+
+  test('an idle keep-alive connection is closed at the idle timeout', async () => {
+    const answer = await exchange(small.url, ['GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], { quietMs: 5000 });
+    assert.ok(answer.closed, 'the server closed the connection');
+    assert.ok(answer.ms >= 350 && answer.ms < 2500, `closed after ${answer.ms} ms`);
+    assert.equal(firstResponse(answer.text).status, 200);
+  });
+
+  test('connections beyond the cap are closed at once; freed places are taken again', async () => {
+    const capped = await startApiFixture({ httpLimits: { maxConnections: 2 } });
+    const sockets: Socket[] = [];
+    try {
+      /** A request on a new connection, left open: the status, or null when the server closed it unanswered. */
+      const request = (): Promise<number | null> =>
+        new Promise((resolve) => {
+          const socket = open(capped.url);
+          sockets.push(socket);
+          let text = '';
+          socket.on('data', (chunk: Buffer) => {
+            text += chunk.toString('latin1');
+            if (text.includes(HEADER_END)) resolve(Number(text.slice(9, 12)));
+          });
+          socket.on('error', () => {});
+          socket.on('close', () => resolve(null));
+          socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        });
+      assert.equal(await request(), 200);
+      assert.equal(await request(), 200);
+      assert.equal(await request(), null);
+      sockets[0]!.destroy();
+      await sleep(100);
+      assert.equal(await request(), 200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await capped.close();
+    }
+  });
+
+  test('with the defaults, an ordinary slow client is unaffected', async () => {
+    // Headers in pieces over a second, a small body, then a second request on the same connection
+    // after a pause: all answered, and the connection stays open.
+    const request = 'GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello';
+    const pieces = request.match(/[\s\S]{1,12}/g)!;
+    const answer = await exchange(fx.url, [...pieces, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'], {
+      gapMs: 1500 / pieces.length,
+      quietMs: 1000,
+    });
+    assert.equal(answer.closed, false, 'the connection stays open');
+    const answers = answer.text.match(/HTTP\/1\.1 \d{3} /g) ?? [];
+    assert.deepEqual(answers, ['HTTP/1.1 200 ', 'HTTP/1.1 200 ']);
+    assert.doesNotMatch(answer.text, /connection: close/i);
+  });
+});

@@ -9,7 +9,16 @@ import { type ApiAppOptions, createApiApp } from './app.js';
 export interface ApiServerOptions
   extends Pick<
     ApiAppOptions,
-    'defaultRateLimit' | 'redis' | 'redisKeyPrefix' | 'rateLimiter' | 'trustProxy' | 'rpcMetrics'
+    | 'defaultRateLimit'
+    | 'redis'
+    | 'redisKeyPrefix'
+    | 'rateLimiter'
+    | 'trustProxy'
+    | 'rpcMetrics'
+    | 'requestTimeoutMs'
+    | 'headersTimeoutMs'
+    | 'idleTimeoutMs'
+    | 'maxConnections'
   > {
   store: ApiStore;
   logger: Logger;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateApiKey } from '../../internal/api-keys.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
+import type { HttpLimits } from '../../internal/http-limits.js';
 import { type Logger, silentLogger } from '../../internal/logger.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { indexBatch } from '../../store/testing/batches.js';
@@ -108,6 +109,8 @@ export interface FixtureOptions {
   chains?: string[];
   /** The API's response cache; on by default, as in production. */
   responseCache?: boolean;
+  /** Slow-client limits; absent: the defaults. */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 async function seed(store: Store): Promise<void> {
@@ -170,6 +173,7 @@ export async function startApiFixture(options: FixtureOptions = {}): Promise<Api
     port: 0,
     ...(options.keyCacheTtlMs === undefined ? {} : { keyCacheTtlMs: options.keyCacheTtlMs }),
     ...(options.responseCache === undefined ? {} : { responseCache: options.responseCache }),
+    ...options.httpLimits,
   });
 
   return {
