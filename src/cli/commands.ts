@@ -114,6 +114,7 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
     host: config.host,
     port: config.port,
     ...config.limits,
+    ...config.http,
     rpcMetrics: worker.rpcMetrics,
   });
   logger.info({ url: server.url, chains: describeChains(config) }, 'tokenquery started');
@@ -140,6 +141,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
     host: config.host,
     port: config.port,
     ...config.limits,
+    ...config.http,
   });
   logger.info({ url: server.url, chains }, 'tokenquery serving');
   onShutdown(logger, async () => {

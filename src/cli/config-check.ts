@@ -43,6 +43,7 @@ export function describeConfig(config: Config, file: ConfigFile | undefined, lis
         }),
     ...(config.limits.redis === undefined ? {} : { redis: redactUrls(config.limits.redis) }),
     ...(config.limits.trustProxy === undefined ? {} : { trustProxy: config.limits.trustProxy }),
+    ...config.http,
     chains: Object.fromEntries(
       config.chains.map((chain) => [
         chain.name,
