@@ -2,7 +2,7 @@
  * The HTTP API as a fastify instance (not listening): Tokenview's `/vipapi/` operations,
  * `/healthz` and `/status`. Every answer, framework failures included, is an envelope.
  */
-import { METHODS } from 'node:http';
+import { type IncomingMessage, METHODS, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, {
   type FastifyError,
@@ -13,6 +13,7 @@ import Fastify, {
 } from 'fastify';
 import { isChainName } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
+import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from '../internal/http-limits.js';
 import type { Logger } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
 import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
@@ -67,6 +68,11 @@ export interface ApiAppOptions {
   trustProxy?: readonly string[];
   /** The indexer's RPC figures for `/metrics`, when it runs in this process (`start`). */
   rpcMetrics?: () => readonly RpcSeriesSnapshot[];
+  /** Slow-client limits (`--request-timeout` etc., internal/http-limits.ts); absent ones take the defaults. */
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxConnections?: number;
   /**
    * Where `/metrics`, the dashboard and the docs are served (`--operator-listen`): `same` (the
    * default) beside the API, `off` nowhere, `separate` on an instance of their own
@@ -87,6 +93,9 @@ export interface ApiApps {
  * so an overlong address is still routed and answered 10001 rather than 404.
  */
 const MAX_PARAM_LENGTH = 8192;
+
+/** The most request body bytes read and dropped to keep a connection (see the 'request' listener). */
+const MAX_DISCARDED_BODY = 64 * 1024;
 
 export async function createApiApp(
   options: ApiAppOptions & { operatorViews?: 'same' | 'off' },
@@ -112,20 +121,37 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     },
   );
 
+  const limits = { ...HTTP_LIMIT_DEFAULTS, ...definedOnly(options) };
   const app = Fastify({
     loggerInstance: log,
+    ...slowClientOptions(limits, log),
     // Fastify's request log prints the URL, query string (and so the apikey) included: we log our own line.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
     ...(options.trustProxy === undefined ? {} : { trustProxy: [...options.trustProxy] }),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: onFrameworkError,
-    clientErrorHandler: onClientError,
     // Requests log through the API logger itself rather than a child made per request (a pino
     // child per request is a measurable share of a small answer's cost); lines that concern a
     // request carry its id explicitly.
     childLoggerFactory: (logger) => logger,
   }) as unknown as FastifyInstance;
+
+  app.server.maxConnections = limits.maxConnections;
+  let lastDropLog = 0;
+  app.server.on('drop', () => {
+    if (Date.now() - lastDropLog < 10_000) return;
+    lastDropLog = Date.now();
+    log.warn({ maxConnections: limits.maxConnections }, 'connection cap reached: refusing new connections');
+  });
+  // No operation takes a body, and Node reads one (to drop it) after the answer, to keep the
+  // connection. A body larger than this, or of unannounced size (chunked), is not worth waiting
+  // for: the answer closes the connection instead.
+  app.server.prependListener('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.headers['transfer-encoding'] !== undefined) response.shouldKeepAlive = false;
+    else if (Number(request.headers['content-length'] ?? 0) > MAX_DISCARDED_BODY)
+      response.shouldKeepAlive = false;
+  });
 
   // Node parses every method in http.METHODS; unknown to fastify they would 404 instead of 405.
   for (const method of METHODS) {
@@ -187,7 +213,7 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
 
   let operator: FastifyInstance | null = null;
   if (where === 'separate' && views !== null) {
-    operator = createOperatorApp(log);
+    operator = createOperatorApp(log, limits);
     // Its own path shapes: the API's router fallback must not learn the dashboard's paths.
     views.register(operator, { ...ctx, pathShapes: [] });
     docsRoutes(operator);
@@ -248,41 +274,59 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     );
     return serverBusy();
   }
+}
 
-  /** Failures of the HTTP parser itself (no request object exists): answered on the raw socket. */
-  function onClientError(error: Error & { code?: string }, socket: Socket): void {
+/**
+ * Failures of the HTTP parser itself, and Node's request and headers timeouts: no request
+ * object exists for them, so they are answered on the raw socket, after any answer still being
+ * made on it (writing earlier would corrupt that answer).
+ */
+function answerClientErrors(log: Logger) {
+  return (error: Error & { code?: string; rawPacket?: unknown }, socket: Socket): void => {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    let response: string;
-    if (error.code === 'HPE_HEADER_OVERFLOW') {
-      const e = new ApiError(431, 10001, 'invalid parameter: request header fields too large');
-      response = rawErrorResponse(431, 'Request Header Fields Too Large', e);
-    } else if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      response = rawErrorResponse(
-        408,
-        'Request Timeout',
-        new ApiError(408, 10001, 'invalid parameter: request timeout'),
-      );
-    } else {
-      response = rawErrorResponse(
-        400,
-        'Bad Request',
-        new ApiError(400, 10001, 'invalid parameter: malformed request'),
-      );
-    }
     log.trace({ code: error.code }, 'client error');
-    if (socket.writable) socket.end(response);
-    socket.destroy();
-  }
+    const incoming = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+    // A request whose headers were read and whose body failed or ran out of time was routed as
+    // a request: it has its answer, and the connection just closes.
+    const response = incoming != null && !incoming.complete ? undefined : clientErrorResponse(error);
+    afterAnswersInFlight(socket, () => {
+      if (response !== undefined && socket.writable) socket.end(response);
+      socket.destroy();
+    });
+  };
+}
+
+/**
+ * Fastify's options for the slow-client limits, the same on the API and the operator views' own
+ * instance. Node's request and headers timeouts (checked every connectionsCheckingInterval) end
+ * requests that arrive too slowly; the idle timeout closes quiet connections, between requests
+ * (keep-alive) and within one (a client that neither sends nor reads); a request the parser
+ * refuses gets its raw answer (never a body for what may be a HEAD).
+ */
+function slowClientOptions(limits: HttpLimits, log: Logger) {
+  return {
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.idleTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    clientErrorHandler: answerClientErrors(log),
+  };
 }
 
 /** The operator views' own instance (`--operator-listen <host:port>`): plain answers, envelopes for errors. */
-function createOperatorApp(log: Logger): FastifyInstance {
+function createOperatorApp(log: Logger, limits: HttpLimits): FastifyInstance {
   const app = Fastify({
     loggerInstance: log,
+    ...slowClientOptions(limits, log),
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: false,
     childLoggerFactory: (logger) => logger,
   }) as unknown as FastifyInstance;
+  app.server.maxConnections = limits.maxConnections;
   app.setNotFoundHandler((_request, reply) => sendError(reply, notFound()));
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: unknown } | null)?.statusCode;
@@ -296,6 +340,69 @@ function createOperatorApp(log: Logger): FastifyInstance {
     return sendError(reply, serverBusy());
   });
   return app;
+}
+
+/** The raw answer to a request the parser refused; with the envelope only when it cannot be a HEAD. */
+function clientErrorResponse(error: Error & { code?: string; rawPacket?: unknown }): string {
+  const withBody = !mayBeHead(error);
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    const e = new ApiError(431, 10001, 'invalid parameter: request header fields too large');
+    return rawErrorResponse(431, 'Request Header Fields Too Large', e, withBody);
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    const e = new ApiError(408, 10001, 'invalid parameter: request timeout');
+    return rawErrorResponse(408, 'Request Timeout', e, withBody);
+  }
+  const e = new ApiError(400, 10001, 'invalid parameter: malformed request');
+  return rawErrorResponse(400, 'Bad Request', e, withBody);
+}
+
+const HTTP_METHODS = new Set(METHODS);
+
+/**
+ * Whether a request the parser refused may be a HEAD, whose answer must have no body. The parser
+ * gives no method before the headers are complete; only the bytes of the failing read are known
+ * (none for a timeout). So the envelope is sent only when those bytes start with a request line
+ * of another method and hold no HEAD request line further on (a pipelined one).
+ */
+function mayBeHead(error: { code?: string; rawPacket?: unknown }): boolean {
+  // Not a method the parser knows, so not a HEAD.
+  if (error.code === 'HPE_INVALID_METHOD') return false;
+  if (!Buffer.isBuffer(error.rawPacket)) return true;
+  const text = error.rawPacket.toString('latin1');
+  const method = /^(?:\r?\n)*([A-Z-]+) /.exec(text)?.[1];
+  return method === undefined || method === 'HEAD' || !HTTP_METHODS.has(method) || /\nHEAD /.test(text);
+}
+
+/**
+ * Runs `then` once no answer is being made on `socket`: a request read before the failing one may
+ * still be answered (pipelining), and its answer goes first. Node attaches queued answers to the
+ * socket as each finishes, so this waits for each in turn.
+ */
+function afterAnswersInFlight(socket: Socket, then: () => void): void {
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (inFlight == null || inFlight.writableFinished) {
+    then();
+    return;
+  }
+  let waited = false;
+  const next = () => {
+    if (waited) return;
+    waited = true;
+    afterAnswersInFlight(socket, then);
+  };
+  // 'close' too: an answer cut short never finishes.
+  inFlight.once('finish', next).once('close', next);
+}
+
+/** The slow-client limits given in `options`, leaving out absent ones so that the defaults apply. */
+function definedOnly(options: ApiAppOptions): Partial<HttpLimits> {
+  const limits: Partial<HttpLimits> = {};
+  for (const key of Object.keys(HTTP_LIMIT_DEFAULTS) as (keyof HttpLimits)[]) {
+    const value = options[key];
+    if (value !== undefined) limits[key] = value;
+  }
+  return limits;
 }
 
 /** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */

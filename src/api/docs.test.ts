@@ -4,8 +4,10 @@
  * The page itself is exercised in Chromium by docs.browser.test.ts.
  */
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { pino } from 'pino';
 import { type ApiFixture, startApiFixture } from './testing/fixture.js';
 import { assertError, call } from './testing/http.js';
 
@@ -97,5 +99,24 @@ test('/docs/ redirects to /docs; unknown files are 404 envelopes', async () => {
   assert.equal(new URL(slash.headers.get('location') ?? '', `${fx.url}/docs/`).pathname, '/docs');
   for (const path of ['/docs/index.html', '/docs/..%2Fpackage.json', '/docs/swagger-ui.js']) {
     assertError(await call(fx.url, path), { http: 404, code: 404, msg: 'not found' });
+  }
+});
+
+test('names an object inherits (constructor, __proto__, toString) are unknown files: 404, nothing logged', async () => {
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  const local = await startApiFixture({ logger: pino({ level: 'warn' }, sink) });
+  try {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+      assertError(await call(local.url, `/docs/${name}`), { http: 404, code: 404, msg: 'not found' });
+    }
+    assert.deepEqual(lines, []);
+  } finally {
+    await local.close();
   }
 });

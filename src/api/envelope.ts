@@ -104,11 +104,19 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.httpStatus).type(JSON_CONTENT_TYPE).send(errorBody(error));
 }
 
-/** A complete raw HTTP/1.1 response carrying an error envelope, for sockets fastify never turned into a request. */
-export function rawErrorResponse(status: number, statusText: string, error: ApiError): string {
+/**
+ * A complete raw HTTP/1.1 response carrying an error envelope, for sockets fastify never turned
+ * into a request. `withBody: false` (a HEAD request, or one whose method is unknown) sends the
+ * head alone, with `Content-Length: 0` so that a client of either kind reads it right.
+ */
+export function rawErrorResponse(
+  status: number,
+  statusText: string,
+  error: ApiError,
+  withBody = true,
+): string {
+  const head = `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\n`;
+  if (!withBody) return `${head}Content-Length: 0\r\nConnection: close\r\n\r\n`;
   const body = errorBody(error);
-  return (
-    `HTTP/1.1 ${status} ${statusText}\r\nContent-Type: ${JSON_CONTENT_TYPE}\r\n` +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
-  );
+  return `${head}Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`;
 }

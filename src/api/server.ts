@@ -16,6 +16,10 @@ export interface ApiServerOptions
     | 'rateLimiter'
     | 'trustProxy'
     | 'rpcMetrics'
+    | 'requestTimeoutMs'
+    | 'headersTimeoutMs'
+    | 'idleTimeoutMs'
+    | 'maxConnections'
   > {
   store: ApiStore;
   logger: Logger;

@@ -141,6 +141,7 @@ export async function startCommand(config: Config, logger: Logger): Promise<void
     host: config.host,
     port: config.port,
     ...config.limits,
+    ...config.http,
     rpcMetrics: worker.rpcMetrics,
   });
   logger.info(
@@ -170,6 +171,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
     host: config.host,
     port: config.port,
     ...config.limits,
+    ...config.http,
   });
   logger.info({ url: server.url, ...operatorUrl(server), chains }, 'tokenquery serving');
   onShutdown(logger, async () => {

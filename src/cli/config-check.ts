@@ -52,6 +52,7 @@ export function describeConfig(config: Config, file: ConfigFile | undefined, lis
               ? 'off'
               : formatRate(config.limits.anonymousRateLimit.perSecond),
         }),
+    ...config.http,
     chains: Object.fromEntries(
       config.chains.map((chain) => [
         chain.name,

@@ -118,6 +118,10 @@ describe('config check', () => {
       host: '127.0.0.1',
       port: 9200,
       logLevel: 'warn',
+      requestTimeoutMs: 30_000,
+      headersTimeoutMs: 10_000,
+      idleTimeoutMs: 72_000,
+      maxConnections: 4096,
       chains: {
         eth: { rpc: 'http://127.0.0.1:8545/…', fromBlock: 5, finality: 64, pollIntervalMs: 1000 },
         bsc: { rpc: 'https://bsc.example/…', fromBlock: 0, finality: 64, pollIntervalMs: 1000 },

@@ -1,8 +1,10 @@
 import { Command, Option } from 'commander';
 import { API_LIMIT_ENV } from '../config/api-limits.js';
 import { CONFIG_ENV, CONFIG_FILE_NAME, findConfigFile } from '../config/file.js';
+import { HTTP_LIMIT_ENV } from '../config/http-limits.js';
 import { DEFAULTS, ENV, loadConfig, loadStoreLocation, type RawOptions } from '../config/load.js';
 import { ProblemsError, redactUrls, TokenqueryError, UserError } from '../internal/errors.js';
+import { HTTP_LIMIT_DEFAULTS } from '../internal/http-limits.js';
 import { createLogger } from '../internal/logger.js';
 import { indexCommand, serveCommand, startCommand } from './commands.js';
 import { IMPORT_HELP, type ImportRawOptions, importCommand } from './import.js';
@@ -141,7 +143,29 @@ function withApiLimitOptions(command: Command): Command {
     );
 }
 
-withApiLimitOptions(withNodeOptions(program.command('start')))
+/** Slow-client limits of the commands that serve the API (docs/reliability.md). */
+function withHttpLimitOptions(command: Command): Command {
+  const d = HTTP_LIMIT_DEFAULTS;
+  return command
+    .option(
+      '--request-timeout <ms>',
+      `cut off a request (headers and body) that takes longer to arrive (default ${d.requestTimeoutMs}) [env ${HTTP_LIMIT_ENV.requestTimeout}]`,
+    )
+    .option(
+      '--headers-timeout <ms>',
+      `answer 408 to a request whose headers take longer to arrive (default ${d.headersTimeoutMs}) [env ${HTTP_LIMIT_ENV.headersTimeout}]`,
+    )
+    .option(
+      '--idle-timeout <ms>',
+      `close a connection without traffic for this long (default ${d.idleTimeoutMs}) [env ${HTTP_LIMIT_ENV.idleTimeout}]`,
+    )
+    .option(
+      '--max-connections <n>',
+      `close connections beyond this many at once (default ${d.maxConnections}) [env ${HTTP_LIMIT_ENV.maxConnections}]`,
+    );
+}
+
+withHttpLimitOptions(withApiLimitOptions(withNodeOptions(program.command('start'))))
   .addOption(dbReadOption())
   .addOption(tokenListOption())
   .description('index the configured chains and serve the API, in one process')
@@ -156,7 +180,7 @@ withApiLimitOptions(withNodeOptions(program.command('start')))
     await startCommand(config, logger);
   });
 
-withApiLimitOptions(withNodeOptions(program.command('serve')))
+withHttpLimitOptions(withApiLimitOptions(withNodeOptions(program.command('serve'))))
   .addOption(dbReadOption())
   .addOption(tokenListOption())
   .description('serve the API only, from a store that an `index` process fills')
@@ -296,7 +320,7 @@ let configCheck = false;
 const configCommand = program
   .command('config')
   .description(`check the configuration (flags, environment, ${CONFIG_FILE_NAME}) or print its JSON Schema`);
-withApiLimitOptions(withNodeOptions(configCommand.command('check')))
+withHttpLimitOptions(withApiLimitOptions(withNodeOptions(configCommand.command('check'))))
   .addOption(dbReadOption())
   .addOption(tokenListOption())
   .description(

@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { API_LIMIT_ENV } from '../config/api-limits.js';
+import { HTTP_LIMIT_ENV } from '../config/http-limits.js';
 import { ENV } from '../config/load.js';
 import {
   assertOneLineError,
@@ -60,6 +61,10 @@ const API_OPTIONS: Record<string, string> = {
   '--trust-proxy-any': API_LIMIT_ENV.trustProxyAny,
   '--operator-listen': API_LIMIT_ENV.operatorListen,
   '--anonymous-rate-limit': API_LIMIT_ENV.anonymousRateLimit,
+  '--request-timeout': HTTP_LIMIT_ENV.requestTimeout,
+  '--headers-timeout': HTTP_LIMIT_ENV.headersTimeout,
+  '--idle-timeout': HTTP_LIMIT_ENV.idleTimeout,
+  '--max-connections': HTTP_LIMIT_ENV.maxConnections,
 };
 
 describe('help', () => {
@@ -99,6 +104,7 @@ describe('help', () => {
       }
       assert.match(options.get('--db')!, /default \.\/data\/tokenquery\.sqlite/);
       assert.match(options.get('--port')!, /default 8080/);
+      if (i < 2) assert.match(options.get('--request-timeout')!, /default 30000/);
     }
   });
 

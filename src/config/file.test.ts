@@ -17,6 +17,7 @@ import {
   parseConfigFile,
   readConfigFile,
 } from './file.js';
+import { HTTP_LIMIT_ENV } from './http-limits.js';
 import { DEFAULTS, ENV, loadConfig } from './load.js';
 import type { ObjectSchema, Schema } from './schema.js';
 
@@ -122,8 +123,15 @@ describe('config file validation', () => {
       trustProxyAny: 'trustProxyAny',
       operatorListen: 'operatorListen',
       anonymousRateLimit: 'anonymousRateLimit',
+      requestTimeout: 'requestTimeoutMs',
+      headersTimeout: 'headersTimeoutMs',
+      idleTimeout: 'idleTimeoutMs',
+      maxConnections: 'maxConnections',
     };
-    assert.deepEqual(Object.keys(where).sort(), [...Object.keys(ENV), ...Object.keys(API_LIMIT_ENV)].sort());
+    assert.deepEqual(
+      Object.keys(where).sort(),
+      [...Object.keys(ENV), ...Object.keys(API_LIMIT_ENV), ...Object.keys(HTTP_LIMIT_ENV)].sort(),
+    );
     for (const path of Object.values(where)) {
       let schema: Schema | undefined = CONFIG_FILE_SCHEMA;
       for (const key of path.split('.')) schema = (schema as ObjectSchema | undefined)?.properties[key];

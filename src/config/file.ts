@@ -8,10 +8,12 @@ import { statSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { ALL_CHAINS, type ChainName } from '../internal/chains.js';
 import { ProblemsError, redactUrls, UserError } from '../internal/errors.js';
+import { HTTP_LIMIT_DEFAULTS, HTTP_LIMIT_RANGES } from '../internal/http-limits.js';
 import { readJsonFile } from '../internal/json-file.js';
 import type { LogLevel } from '../internal/logger.js';
 import { parseRate } from '../internal/rate-limit.js';
 import { API_LIMIT_ENV, parseAnonymousRateLimit, parseOperatorListen } from './api-limits.js';
+import { HTTP_LIMIT_ENV } from './http-limits.js';
 import { DEFAULTS, ENV, LIMITS, LOG_LEVELS } from './load.js';
 import { type ObjectSchema, type Schema, toJsonSchema, validate } from './schema.js';
 
@@ -53,6 +55,10 @@ export interface ConfigFile {
   trustProxyAny?: boolean;
   operatorListen?: string;
   anonymousRateLimit?: string;
+  requestTimeoutMs?: number;
+  headersTimeoutMs?: number;
+  idleTimeoutMs?: number;
+  maxConnections?: number;
 }
 
 /** The problem `parseOperatorListen` (the flag's parser) finds, without its `from` prefix. */
@@ -217,6 +223,30 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
       check: operatorListenProblem,
       pattern: '^\\s*([Ss][Aa][Mm][Ee]|[Oo][Ff][Ff]|(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5})\\s*$',
       description: `serve/start: where /metrics, the dashboard and the docs are served: same (the default: beside the API), off, or host:port for a listener of their own; the API then answers 404 for them. Flag --operator-listen, variable ${API_LIMIT_ENV.operatorListen}.`,
+    },
+    requestTimeoutMs: {
+      type: 'integer',
+      ...HTTP_LIMIT_RANGES.requestTimeoutMs,
+      default: HTTP_LIMIT_DEFAULTS.requestTimeoutMs,
+      description: `serve/start: milliseconds a request (headers and body) may take to arrive; a slower one is cut off. Flag --request-timeout, variable ${HTTP_LIMIT_ENV.requestTimeout}.`,
+    },
+    headersTimeoutMs: {
+      type: 'integer',
+      ...HTTP_LIMIT_RANGES.headersTimeoutMs,
+      default: HTTP_LIMIT_DEFAULTS.headersTimeoutMs,
+      description: `serve/start: milliseconds a request's headers may take to arrive (answered 408 beyond), at most requestTimeoutMs. Flag --headers-timeout, variable ${HTTP_LIMIT_ENV.headersTimeout}.`,
+    },
+    idleTimeoutMs: {
+      type: 'integer',
+      ...HTTP_LIMIT_RANGES.idleTimeoutMs,
+      default: HTTP_LIMIT_DEFAULTS.idleTimeoutMs,
+      description: `serve/start: milliseconds a connection may go without traffic (keep-alive between requests, or a stalled one) before it is closed. Flag --idle-timeout, variable ${HTTP_LIMIT_ENV.idleTimeout}.`,
+    },
+    maxConnections: {
+      type: 'integer',
+      ...HTTP_LIMIT_RANGES.maxConnections,
+      default: HTTP_LIMIT_DEFAULTS.maxConnections,
+      description: `serve/start: connections open at once; further ones are closed as soon as they are accepted. Keep it below the open-file limit. Flag --max-connections, variable ${HTTP_LIMIT_ENV.maxConnections}.`,
     },
   },
   moved: {

@@ -28,6 +28,12 @@ describe('config defaults', () => {
       logLevel: 'info',
       tokenLists: [],
       limits: {},
+      http: {
+        requestTimeoutMs: 30_000,
+        headersTimeoutMs: 10_000,
+        idleTimeoutMs: 72_000,
+        maxConnections: 4096,
+      },
     });
     assert.equal(DEFAULTS.fromBlock, 0);
     assert.equal(DEFAULTS.finalityDepth, 64);

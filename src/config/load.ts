@@ -3,10 +3,11 @@ import { redactUrls, UserError } from '../internal/errors.js';
 import type { LogLevel } from '../internal/logger.js';
 import { type ApiLimitOptions, loadApiLimits } from './api-limits.js';
 import type { ConfigFile } from './file.js';
+import { type HttpLimitOptions, loadHttpLimits } from './http-limits.js';
 import type { ChainConfig, Config } from './types.js';
 
 /** Raw option values as the CLI parsed them (strings; repeatable options as arrays). */
-export interface RawOptions extends ApiLimitOptions {
+export interface RawOptions extends ApiLimitOptions, HttpLimitOptions {
   rpc?: string[];
   ws?: string[];
   fromBlock?: string[];
@@ -240,6 +241,7 @@ export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env
     logLevel,
     tokenLists: Object.freeze(tokenLists(raw.tokenList, env, file)),
     limits: loadApiLimits(raw, env, file),
+    http: loadHttpLimits(raw, env, file),
   });
 }
 

@@ -1,4 +1,5 @@
 import type { ChainName } from '../internal/chains.js';
+import type { HttpLimits } from '../internal/http-limits.js';
 import type { LogLevel } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
 
@@ -56,4 +57,6 @@ export interface Config {
    */
   tokenLists: readonly string[];
   limits: ApiLimitsConfig;
+  /** `serve`/`start`: request, headers and idle timeouts and the connection cap (config/http-limits.ts). */
+  http: Readonly<HttpLimits>;
 }

@@ -70,12 +70,15 @@ window.ui = SwaggerUIBundle({
 });
 `;
 
-/** Swagger UI's own files that the page loads, by the name served under /docs/. */
-const VENDOR_FILES: Record<string, string> = {
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/**
+ * Swagger UI's own files that the page loads, by the name served under /docs/. A Map, not an
+ * object literal: the name comes from the URL, and `constructor` or `__proto__` must not be found.
+ */
+const VENDOR_FILES = new Map<string, string>([
+  ['swagger-ui-bundle.js', 'application/javascript; charset=utf-8'],
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 interface Asset {
   type: string;
@@ -97,15 +100,15 @@ function makeAsset(type: string, body: Buffer): Asset {
 export function docsRoutes(app: FastifyInstance): void {
   // Files are read on first use, so a server nobody reads the docs of never touches them.
   const assets = new Map<string, Promise<Asset>>();
-  const own: Record<string, Asset> = {
-    'init.js': makeAsset('application/javascript; charset=utf-8', Buffer.from(INIT)),
-  };
+  const own = new Map<string, Asset>([
+    ['init.js', makeAsset('application/javascript; charset=utf-8', Buffer.from(INIT))],
+  ]);
   const page = makeAsset('text/html; charset=utf-8', Buffer.from(PAGE));
 
   function load(name: string): Promise<Asset> | undefined {
-    const ownAsset = own[name];
+    const ownAsset = own.get(name);
     if (ownAsset !== undefined) return Promise.resolve(ownAsset);
-    const type = VENDOR_FILES[name];
+    const type = VENDOR_FILES.get(name);
     if (type === undefined) return undefined;
     let asset = assets.get(name);
     if (asset === undefined) {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateApiKey } from '../../internal/api-keys.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
+import type { HttpLimits } from '../../internal/http-limits.js';
 import { type Logger, silentLogger } from '../../internal/logger.js';
 import type { RateLimit } from '../../internal/rate-limit.js';
 import { openSqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -114,6 +115,8 @@ export interface FixtureOptions {
    * fixture send many refused requests from one address; anonymous-limit.test.ts tests the limit.
    */
   anonymousRateLimit?: RateLimit | null;
+  /** Slow-client limits; absent: the defaults. */
+  httpLimits?: Partial<HttpLimits>;
 }
 
 async function seed(store: Store): Promise<void> {
@@ -177,6 +180,7 @@ export async function startApiFixture(options: FixtureOptions = {}): Promise<Api
     ...(options.keyCacheTtlMs === undefined ? {} : { keyCacheTtlMs: options.keyCacheTtlMs }),
     ...(options.responseCache === undefined ? {} : { responseCache: options.responseCache }),
     anonymousRateLimit: options.anonymousRateLimit ?? null,
+    ...options.httpLimits,
   });
 
   return {
