@@ -19,6 +19,8 @@ after(removeTempDirs);
 
 test('serve applies --headers-timeout and --max-connections', async () => {
   const db = join(tempDir(), 'http.sqlite');
+  // `serve` refuses a store that does not exist: `keys list` creates it.
+  assert.equal((await runCli(['keys', 'list', '--db', db])).code, 0);
   const server = spawnCli(
     [
       'serve',
