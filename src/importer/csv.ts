@@ -14,8 +14,8 @@
  *
  * Written here rather than taken from npm because the importer needs exact line numbers for its
  * error messages and a fast path for the common case (a line without any quote is one
- * `split(',')`), which is what keeps parsing far from being the import's bottleneck; csv-parse
- * was measured against it (docs/benchmarks.md).
+ * `split(',')`), which is what keeps parsing far from being the import's bottleneck. csv-parse
+ * was measured against it for issue #15 (`bench/import-csv-parse.ts`) and read slower.
  */
 import { LineTooLongError, MAX_LINE_CHARS, quote } from './text.js';
 
