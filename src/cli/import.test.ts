@@ -48,6 +48,7 @@ describe('tokenquery import', () => {
       /Rows may come in any order/,
       /ERC-721/,
       /tokenquery index --rpc eth=/,
+      /A line may be at most 1 MiB \(1,048,576 characters/,
     ]) {
       assert.match(result.stdout, expected);
     }
@@ -77,6 +78,25 @@ describe('tokenquery import', () => {
     assertOneLineError(
       await runCli(['import', bad, '--db', db, '--rpc', `eth=${node.url}`]),
       /bad\.csv:2: column value: "1\.5E\+21" is not an exact integer/,
+    );
+  });
+
+  test('a hostile CSV header reaches the terminal escaped, and a long line is one line of error', async () => {
+    const dir = tempDir();
+    const db = join(dir, 'store.sqlite');
+    const header = join(dir, 'header.csv');
+    writeFileSync(header, 'token_address,\x1b[31mred\x1b]0;title\x07,a\rb,nul\x00,\x9b2J\n');
+    const result = await runCli(['import', header, '--db', db]);
+    assertOneLineError(
+      result,
+      /header\.csv:1: the CSV header lacks from_address, .* it reads "token_address,\\u001b\[31mred\\u001b\]0;title\\u0007,a\\rb,nul\\u0000,\\u009b2J"\)$/,
+    );
+    assert.ok(!hasControl(result.stderr.slice(0, -1)), result.stderr);
+    const long = join(dir, 'long.jsonl');
+    writeFileSync(long, `\n\n{"value":"${'9'.repeat(2 << 20)}"}\n`);
+    assertOneLineError(
+      await runCli(['import', long, '--db', db]),
+      /long\.jsonl:3: the line is longer than 1,048,576 characters \(1 MiB\), the most the importer reads as one row$/,
     );
   });
 
@@ -124,3 +144,10 @@ describe('tokenquery import', () => {
     }
   });
 });
+
+/** Whether `text` holds a character a terminal would obey: C0 and C1 controls, DEL. */
+function hasControl(text: string): boolean {
+  return [...text].some(
+    (c) => c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f),
+  );
+}

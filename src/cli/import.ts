@@ -9,6 +9,7 @@ import { DEFAULTS } from '../config/load.js';
 import { type ImportSummary, importTransfers } from '../importer/importer.js';
 import type { InputFormat } from '../importer/input.js';
 import { createImportNode } from '../importer/node-reader.js';
+import { quote } from '../importer/text.js';
 import { checkNodes } from '../indexer/run.js';
 import { isEvmChain } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
@@ -38,6 +39,8 @@ Input
   CSV (with a header line) or JSON lines, each optionally gzipped: gzip is recognised by its
   magic bytes, the format by the first character ({ = JSON lines) unless --format says.
   Several files may be given (a sharded BigQuery export); - reads standard input.
+  A line may be at most 1 MiB (1,048,576 characters; a CSV record with quoted line breaks counts
+  as one line): a longer one is refused, naming the file and line.
 
 Columns (names as ethereum-etl and BigQuery's crypto_ethereum.token_transfers write them)
   required  token_address, from_address, to_address, value, transaction_hash, log_index,
@@ -78,7 +81,7 @@ const out = (line: string) => process.stdout.write(`${line}\n`);
 
 function blockOption(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^[0-9]+$/.test(text)) throw new UserError(`${name} must be a whole number, got "${text}"`);
+  if (!/^[0-9]+$/.test(text)) throw new UserError(`${name} must be a whole number, got ${quote(text)}`);
   return Number(text);
 }
 
@@ -86,11 +89,11 @@ function blockOption(name: string, text: string | undefined): number | undefined
 export async function importCommand(files: string[], raw: ImportRawOptions): Promise<void> {
   const chain = raw.chain.trim().toLowerCase();
   if (!isEvmChain(chain))
-    throw new UserError(`--chain: "${chain}" is not an EVM chain (eth, bsc, kcs, movr)`);
+    throw new UserError(`--chain: ${quote(chain)} is not an EVM chain (eth, bsc, kcs, movr)`);
   let format: InputFormat | undefined;
   if (raw.format !== undefined) {
     if (raw.format !== 'csv' && raw.format !== 'jsonl') {
-      throw new UserError(`--format must be csv or jsonl, got "${raw.format}"`);
+      throw new UserError(`--format must be csv or jsonl, got ${quote(raw.format)}`);
     }
     format = raw.format;
   }

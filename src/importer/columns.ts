@@ -4,6 +4,7 @@
  * untrusted text into an {@link ImportRow}. Every refusal names the file, the line and the column.
  */
 import { UserError } from '../internal/errors.js';
+import { quote } from './text.js';
 
 /** Columns every row must have. */
 export const REQUIRED_COLUMNS = [
@@ -214,9 +215,4 @@ function isDigits(value: string): boolean {
     if (c < 48 || c > 57) return false;
   }
   return true;
-}
-
-/** A value for an error message: quoted, cut at 80 characters. */
-function quote(value: string): string {
-  return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
 }

@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CsvSyntaxError, createCsvReader } from './csv.js';
+import { LineTooLongError } from './text.js';
 
 /** All records of `text`, fed in chunks of the given sizes (cycled). */
-function read(text: string, sizes: number[] = [text.length || 1]): [string[], number][] {
+function read(
+  text: string,
+  sizes: number[] = [text.length || 1],
+  maxLineChars?: number,
+): [string[], number][] {
   const out: [string[], number][] = [];
-  const reader = createCsvReader((fields, line) => out.push([fields, line]));
+  const reader = createCsvReader(
+    (fields, line) => out.push([fields, line]),
+    maxLineChars === undefined ? {} : { maxLineChars },
+  );
   let pos = 0;
   for (let k = 0; pos < text.length; k++) {
     const size = sizes[k % sizes.length]!;
@@ -77,5 +85,30 @@ describe('CSV reader', () => {
     fails('a,b\n1,x"y\n', /a quote inside an unquoted field/, 2);
     fails('a,b\n"1"x,2\n', /unexpected "x" after a closing quote/, 2);
     fails('a,b\n\n"1,2\n3,4\n', /not closed before the end/, 3);
+  });
+
+  test('a record longer than the maximum is refused with its first line, however the text is cut', () => {
+    // 10 characters (a \r included, the \n not) is the most; quoted line breaks count too.
+    const ok = 'a,b\n123456789\r\n"1\n3",5678\n';
+    for (let size = 1; size <= ok.length; size++) {
+      assert.deepEqual(read(ok, [size], 10), [
+        [['a', 'b'], 1],
+        [['123456789'], 2],
+        [['1\n3', '5678'], 3],
+      ]);
+    }
+    for (const [text, line] of [
+      ['a,b\n\n12345678901\n', 3],
+      ['a,b\n"1\n3",56789\n', 2],
+      ['a,b\n12345678901', 2],
+    ] as const) {
+      for (let size = 1; size <= text.length; size++) {
+        assert.throws(
+          () => read(text, [size], 10),
+          (e: unknown) => e instanceof LineTooLongError && e.line === line,
+          `${JSON.stringify(text)} in chunks of ${size}`,
+        );
+      }
+    }
   });
 });

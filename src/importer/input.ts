@@ -18,6 +18,7 @@ import {
 } from './columns.js';
 import { CsvSyntaxError, createCsvReader } from './csv.js';
 import { JsonLineError, parseJsonLine } from './json-line.js';
+import { LineTooLongError, MAX_LINE_CHARS, quote, safeName } from './text.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -40,9 +41,9 @@ export interface RowChunk {
   otherItems: number;
 }
 
-/** How a file is named in messages: as the user gave it. */
+/** How a file is named in messages: as the user gave it (escaped if it holds control characters). */
 export function displayName(path: string): string {
-  return path === '-' ? '<stdin>' : path;
+  return path === '-' ? '<stdin>' : safeName(path);
 }
 
 /**
@@ -136,17 +137,30 @@ export async function* readExport(options: ReadExportOptions): AsyncGenerator<Ro
     }
   }
 
-  let pending = '';
+  // Blank text before the first character that tells the format, kept for the line numbers.
+  let pending: string[] = [];
+  let pendingLength = 0;
+  const hold = (text: string) => {
+    pending.push(text);
+    pendingLength += text.length;
+    if (pendingLength > MAX_LINE_CHARS) {
+      throw new ImportInputError(`${name}: nothing but blank text in the first ${MAX_LINE_MIB}`);
+    }
+  };
   try {
     for await (const chunk of bytes) {
       const text = decoder.decode(chunk, { stream: true });
       if (parser === undefined) {
         // The format is decided on the first non-blank character.
-        pending += text;
-        if (!/[^\s\ufeff]/.test(pending)) continue;
-        start(pending);
-        parser!(pending, false);
-        pending = '';
+        if (!/[^\s\ufeff]/.test(text)) {
+          hold(text);
+          continue;
+        }
+        pending.push(text);
+        const all = pending.join('');
+        pending = [];
+        start(all);
+        parser!(all, false);
       } else parser(text, false);
       if (out.length > 0 || otherItems > 0) {
         yield { rows: out, otherItems };
@@ -156,10 +170,11 @@ export async function* readExport(options: ReadExportOptions): AsyncGenerator<Ro
     }
     const tail = decoder.decode();
     if (parser === undefined) {
-      pending += tail;
-      if (!/[^\s\ufeff]/.test(pending)) throw new ImportInputError(`${name}: the file is empty`);
-      start(pending);
-      parser!(pending, true);
+      pending.push(tail);
+      const all = pending.join('');
+      if (!/[^\s\ufeff]/.test(all)) throw new ImportInputError(`${name}: the file is empty`);
+      start(all);
+      parser!(all, true);
     } else parser(tail, true);
     await gunzipDone;
   } catch (error) {
@@ -169,6 +184,8 @@ export async function* readExport(options: ReadExportOptions): AsyncGenerator<Ro
   }
   if (out.length > 0 || otherItems > 0) yield { rows: out, otherItems };
 }
+
+const MAX_LINE_MIB = `${MAX_LINE_CHARS / (1 << 20)} MiB`;
 
 /** CSV text → rows, the first record being the header. */
 function csvRowParser(
@@ -190,7 +207,7 @@ function csvRowParser(
       if (missing.length > 0) {
         const shown = fields.length > 12 ? `${fields.slice(0, 12).join(',')},...` : fields.join(',');
         throw new ImportInputError(
-          `${name}:${line}: the CSV header lacks ${missing.join(', ')} (the first line must name the columns; it reads "${shown.slice(0, 200)}")`,
+          `${name}:${line}: the CSV header lacks ${missing.join(', ')} (the first line must name the columns; it reads ${quote(shown, 200)})`,
         );
       }
       onHeader(new Set(COLUMNS.filter((column) => positions![COLUMN_INDEX[column]] !== -1)));
@@ -214,7 +231,6 @@ function jsonLineRowParser(
   onRow: (row: ImportRow) => void,
   onOther: () => void,
 ): (text: string, final: boolean) => void {
-  let buffer = '';
   let line = 1;
   const values: (string | null | undefined)[] = new Array(COLUMNS.length);
   const one = (text: string) => {
@@ -236,20 +252,36 @@ function jsonLineRowParser(
     for (let c = 0; c < COLUMNS.length; c++) values[c] = item.get(COLUMNS[c]!);
     onRow(parseRow(values, `${name}:${line}`, fileIndex, line));
   };
+  // The line in progress when a chunk ends inside it, in pieces: joined once, when it ends.
+  let parts: string[] = [];
+  let partsLength = 0;
   return (text, final) => {
-    buffer = buffer.length === 0 ? text : buffer + text;
     let pos = 0;
     for (;;) {
-      const newline = buffer.indexOf('\n', pos);
+      const newline = text.indexOf('\n', pos);
       if (newline === -1) break;
-      one(buffer.slice(pos, newline));
+      if (partsLength + newline - pos > MAX_LINE_CHARS) throw new LineTooLongError(line, MAX_LINE_CHARS);
+      if (parts.length === 0) one(text.slice(pos, newline));
+      else {
+        parts.push(text.slice(pos, newline));
+        const whole = parts.join('');
+        parts = [];
+        partsLength = 0;
+        one(whole);
+      }
       line++;
       pos = newline + 1;
     }
-    buffer = buffer.slice(pos);
-    if (final && buffer.length > 0) {
-      one(buffer);
-      buffer = '';
+    if (pos < text.length) {
+      parts.push(pos === 0 ? text : text.slice(pos));
+      partsLength += text.length - pos;
+      if (partsLength > MAX_LINE_CHARS) throw new LineTooLongError(line, MAX_LINE_CHARS);
+    }
+    if (final && parts.length > 0) {
+      const whole = parts.join('');
+      parts = [];
+      partsLength = 0;
+      one(whole);
     }
   };
 }
@@ -275,6 +307,11 @@ function openError(name: string, error: unknown): Error {
 /** Turns reader faults into one-line user errors naming the file. */
 function inputError(name: string, error: unknown, gzip: boolean): Error {
   if (error instanceof ImportInputError) return error;
+  if (error instanceof LineTooLongError) {
+    return new ImportInputError(
+      `${name}:${error.line}: the line is longer than ${MAX_LINE_CHARS.toLocaleString('en-US')} characters (${MAX_LINE_MIB}), the most the importer reads as one row`,
+    );
+  }
   if (error instanceof CsvSyntaxError) {
     return new ImportInputError(`${name}:${error.line}: malformed CSV: ${error.message}`);
   }
