@@ -114,7 +114,7 @@ describe('hostile clients (sqlite)', () => {
       '--headers-timeout',
       String(SIZE.headersTimeoutMs),
       '--log-level',
-      'warn',
+      'info',
     ]);
     try {
       const base = await apiUrl(cli, 'tokenquery started', 30_000).catch(() => '');
