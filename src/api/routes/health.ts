@@ -2,6 +2,7 @@
  * `/healthz` and `/status`: no key needed, plain JSON (not Tokenview envelopes).
  */
 import type { FastifyInstance } from 'fastify';
+import { errorMessage, redactUrls } from '../../internal/errors.js';
 import { JSON_CONTENT_TYPE } from '../envelope.js';
 import type { OperationDoc } from '../operation-doc.js';
 import { type RouteContext, registerOperation } from '../routing.js';
@@ -111,7 +112,8 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
       try {
         await ctx.store.reader.listChainStatuses();
       } catch (error) {
-        request.log.error({ err: error }, 'health check: store unavailable');
+        // A warning without the stack: probes poll, and the cause is the same every time.
+        request.log.warn({ err: redactUrls(errorMessage(error)) }, 'health check: store unavailable');
         return reply.code(503).type(JSON_CONTENT_TYPE).send('{"status":"unavailable"}');
       }
       return reply.code(200).type(JSON_CONTENT_TYPE).send('{"status":"ok"}');
