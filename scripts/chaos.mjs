@@ -76,6 +76,25 @@ const tables = {
     (r) =>
       `| ${date} | ${r.backend} | ${r.seconds} s × ${r.connections} | ${r.requests} | ${r.requestsPerSecond} | ${r.p50Ms} ms | **${r.p99Ms} ms** | ${r.maxMs} ms | ${r.errors} / ${r.non2xx} | ${r.rssBeforeMb} → ${r.rssPeakMb} MB (${r.rssFirstThirdPeakMb}, ${r.rssLastThirdPeakMb}) | ${r.blocksIndexedDuringLoad} |`,
   ],
+  'disk-full': [
+    '| date | backend | seed | transfers | blocks | disk filled at (size: checkpoint) | error shown | most retries logged per fill | caught up after growing |',
+    (r) =>
+      `| ${date} | ${r.backend} | ${r.seed} | ${r.transfers} | ${r.blocks} | ${r.fills.join(', ')} | \`${r.firstError}\` | ${r.maxRetriesLogged} | ${r.resumeMs} ms |`,
+  ],
+  'postgres-restart': [
+    '| date | backend | seed | transfers | blocks | restarts (longest) | requests | 503 while down | 5xx outside the windows | indexer retries |',
+    (r) =>
+      `| ${date} | ${r.backend} | ${r.seed} | ${r.transfers} | ${r.blocks} | ${r.restarts} (${r.maxRestartMs} ms) | ${r.requests} | ${r.unavailable} | 0 | ${r.indexerRetries} |`,
+  ],
+  'redis-down': [
+    '| date | seed | key limit | outages × phase | requests | allowed, Redis up (2 replicas) | allowed, Redis down | answers |',
+    (r) =>
+      `| ${date} | ${r.seed} | ${r.limit}/s | ${r.outages} × ${r.phaseSeconds} s | ${r.requests} | ${r.sharedRate}/s | ${r.downRate}/s | ${Object.entries(
+        r.statuses,
+      )
+        .map(([s, n]) => `${n} × ${s}`)
+        .join(', ')} |`,
+  ],
 };
 
 if (write && results.length > 0) {

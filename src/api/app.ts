@@ -12,7 +12,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { isChainName } from '../internal/chains.js';
-import { UserError } from '../internal/errors.js';
+import { errorMessage, redactUrls, UserError } from '../internal/errors.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from '../internal/http-limits.js';
 import type { Logger } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
@@ -20,7 +20,15 @@ import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
 import type { ApiStore } from '../store/types.js';
 import { createApiKeyVerifier } from './auth.js';
 import { JSON_CONTENT_TYPE, rawErrorResponse, sendError } from './envelope.js';
-import { ApiError, invalidParameter, methodNotAllowed, notFound, serverBusy } from './errors.js';
+import {
+  ApiError,
+  invalidParameter,
+  isStoreUnavailable,
+  methodNotAllowed,
+  notFound,
+  serverBusy,
+  storeUnavailable,
+} from './errors.js';
 import { type AnonymousLimit, createKeyGate, DEFAULT_ANONYMOUS_RATE_LIMIT } from './key-gate.js';
 import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
 import { createOperatorViews } from './operator.js';
@@ -174,6 +182,8 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     pathShapes: [],
   };
 
+  let lastUnavailableWarn = Number.NEGATIVE_INFINITY;
+  let unavailableAnswers = 0;
   app.setNotFoundHandler((_request, reply) => sendError(reply, notFound()));
   app.setErrorHandler((error, request, reply) => sendError(reply, toApiError(error, request)));
   // A hook costs every request, so the per-request debug line exists only when debug logging is on at start.
@@ -259,6 +269,22 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     );
   }
 
+  /**
+   * The database is unreachable: one warning per 10 s with the count answered 503 meanwhile,
+   * not an error and a stack per request (a loaded API would write thousands a second).
+   */
+  function storeDown(error: unknown): void {
+    unavailableAnswers++;
+    const now = Date.now();
+    if (now - lastUnavailableWarn < 10_000) return;
+    log.warn(
+      { err: redactUrls(errorMessage(error)), answered503: unavailableAnswers },
+      'database unreachable: answering 503 until it is back',
+    );
+    lastUnavailableWarn = now;
+    unavailableAnswers = 0;
+  }
+
   /** Maps anything thrown while answering to an envelope; unexpected faults are logged, never shown. */
   function toApiError(error: unknown, request: FastifyRequest): ApiError {
     if (error instanceof ApiError) return error;
@@ -267,6 +293,10 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
       if (status === 404) return notFound();
       if (status === 405) return methodNotAllowed();
       return new ApiError(status, 10001, 'invalid parameter: malformed request');
+    }
+    if (isStoreUnavailable(error)) {
+      storeDown(error);
+      return storeUnavailable();
     }
     request.log.error(
       { err: error, reqId: request.id, method: request.method, path: pathOf(request.url) },

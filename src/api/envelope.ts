@@ -101,6 +101,7 @@ export function errorBody(error: ApiError): string {
 /** Sends an error envelope with the error's HTTP status. Pre-serialized, so no route schema applies to it. */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.httpStatus === 405) reply.header('allow', 'GET, HEAD');
+  if (error.httpStatus === 503) reply.header('retry-after', '1');
   return reply.code(error.httpStatus).type(JSON_CONTENT_TYPE).send(errorBody(error));
 }
 

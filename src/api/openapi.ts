@@ -22,6 +22,7 @@ import {
   noData,
   notFound,
   serverBusy,
+  storeUnavailable,
   tooManyRequests,
   unsupportedCoin,
 } from './errors.js';
@@ -218,6 +219,10 @@ function operationSchema(
     };
   }
   response[500] = errorResponse(serverBusy(), 'Unexpected server fault (details go to the log only).');
+  response[503] = {
+    ...errorResponse(storeUnavailable(), 'The database cannot be reached right now (down or restarting).'),
+    headers: { 'Retry-After': { type: 'integer', description: 'Seconds until a request may succeed.' } },
+  };
 
   const params = paramsSchema(url, doc.family, chains);
   const schema: FastifySchema = {
@@ -242,6 +247,7 @@ function overview(): string {
     [noData(), 'the token or asset is unknown to the index', ''],
     [notFound(), 'the path matches no operation', ''],
     [serverBusy(), 'unexpected server fault', ''],
+    [storeUnavailable(), 'the database cannot be reached right now (with `Retry-After`)', ''],
   ];
   return [
     "A self-hosted, drop-in replacement for Tokenview's token API (`/vipapi/`), answering from its own index.",

@@ -8,7 +8,7 @@
  * without its host name and pid; with a valid `apikey` it shows both in full, for the operator.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errorClassOf } from '../../internal/errors.js';
+import { errorClassOf, errorMessage, redactUrls } from '../../internal/errors.js';
 import type { ChainStatus } from '../../store/types.js';
 import { JSON_CONTENT_TYPE } from '../envelope.js';
 import type { OperationDoc } from '../operation-doc.js';
@@ -164,7 +164,8 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
       try {
         await statuses();
       } catch (error) {
-        request.log.error({ err: error }, 'health check: store unavailable');
+        // A warning without the stack: probes poll, and the cause is the same every time.
+        request.log.warn({ err: redactUrls(errorMessage(error)) }, 'health check: store unavailable');
         return reply.code(503).type(JSON_CONTENT_TYPE).send('{"status":"unavailable"}');
       }
       return reply.code(200).type(JSON_CONTENT_TYPE).send('{"status":"ok"}');

@@ -46,6 +46,13 @@ export function createWriteTransactions(pool: pg.Pool): WriteTransactions {
     const client = await pool.connect();
     if (fence !== undefined) fences.set(client, fence);
     let broken: Error | undefined;
+    // A connection that breaks between two queries (a database restart) emits 'error' with no
+    // query to fail; unheard, that ends the process (the pool listens only while a connection is
+    // idle). The next query fails anyway, and the pool must then discard the connection.
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await fn(client);
@@ -61,6 +68,7 @@ export function createWriteTransactions(pool: pg.Pool): WriteTransactions {
       throw error;
     } finally {
       fences.delete(client);
+      client.removeListener('error', onError);
       client.release(broken);
     }
   }

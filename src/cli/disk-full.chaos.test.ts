@@ -1,0 +1,345 @@
+/**
+ * Reliability, disk full: `tokenquery start` backfills a sprayed anvil chain into a SQLite store
+ * on a small size-limited tmpfs until the filesystem is full. Then:
+ *
+ * - the process stays up, the API keeps answering, `/status` shows the chain's last error (the
+ *   disk is full) and the log says so in one warning line per retry (backoff, no stack trace);
+ * - the store is not corrupt: `PRAGMA integrity_check` answers `ok`, and at its checkpoint every
+ *   transfer, balance (against `balanceOf` at that block) and count equals the node's;
+ * - once the filesystem is grown (`mount -o remount,size=…`) the same process resumes by itself,
+ *   clears the error, and ends equal to the node: every transfer once, every balance and count
+ *   exact; `tokenquery verify` agrees.
+ *
+ * Mounting needs root (CAP_SYS_ADMIN). Without it the test fails with a message saying so, unless
+ * `TOKENQUERY_CHAOS_SKIP_MOUNT=1` opts out (the scenario is then skipped, visibly).
+ *
+ * CI: ~8k transfers on 1 MiB. `npm run chaos`: ~40k transfers on 4 MiB (the disk fills twice:
+ * once grown a little, then enough).
+ */
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
+import { getBlockNumber } from '../devchain/chain.js';
+import { type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
+import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
+import { caughtUp, chaosSeed, openAt, recordResult, scaled } from '../indexer/testing/chaos.js';
+import { diffStoreAgainstNode, readNodeTruth } from '../indexer/testing/evm-truth.js';
+import { silentLogger } from '../internal/logger.js';
+import { waitFor } from '../internal/testing/wait.js';
+import {
+  apiUrl,
+  getJson,
+  logLines,
+  removeTempDirs,
+  runCli,
+  spawnCli,
+  tempDir,
+} from './testing/cli-process.js';
+
+const logger = silentLogger();
+const FINALITY = 3;
+const SIZE = scaled(
+  { transfers: 24_000, perTx: 100, fills: [1, 2], finalMb: 64 },
+  { transfers: 80_000, perTx: 100, fills: [1, 3, 6], finalMb: 256 },
+);
+const SKIP = process.env.TOKENQUERY_CHAOS_SKIP_MOUNT === '1';
+
+let anvil: AnvilInstance;
+let tokens: DeployedToken[];
+const dir = tempDir('tq-disk-full-');
+const mountPoint = join(dir, 'disk');
+let mounted = false;
+
+function mount(sizeMb: number): void {
+  mkdirSync(mountPoint, { recursive: true });
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'tmpfs', mountPoint], { stdio: 'pipe' });
+  } catch (error) {
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    throw new Error(
+      `the disk-full scenario needs to mount a tmpfs (root or CAP_SYS_ADMIN): mount failed: ${stderr || String(error)}; ` +
+        'set TOKENQUERY_CHAOS_SKIP_MOUNT=1 to skip it where mounting is impossible',
+    );
+  }
+  mounted = true;
+}
+
+function resize(sizeMb: number): void {
+  execFileSync('mount', ['-o', `remount,size=${sizeMb}m`, mountPoint], { stdio: 'pipe' });
+}
+
+function unmount(): void {
+  if (!mounted) return;
+  // Lazy: a store still open somewhere (a failed assertion mid-test) must not keep the mount.
+  execFileSync('umount', ['-l', mountPoint], { stdio: 'pipe' });
+  mounted = false;
+}
+
+before(async () => {
+  if (SKIP) return;
+  anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
+  tokens = await deployDemoTokens(anvil.url);
+  await spray(anvil.url, tokens[0]!, {
+    transfers: SIZE.transfers,
+    holders: 2_000,
+    seed: 11,
+    perTx: SIZE.perTx,
+  });
+  await spray(anvil.url, tokens[2]!, {
+    transfers: SIZE.transfers / 4,
+    holders: 500,
+    seed: 12,
+    perTx: SIZE.perTx,
+  });
+});
+
+after(async () => {
+  try {
+    unmount();
+  } finally {
+    await anvil?.stop();
+    removeTempDirs();
+  }
+});
+
+interface EthStatus {
+  head: number;
+  indexed: number;
+  lastError: string | null;
+}
+
+async function ethStatus(base: string): Promise<EthStatus> {
+  const { status, body, text } = await getJson(`${base}/status`);
+  assert.equal(status, 200, `/status answered ${status}: ${text}`);
+  return (body.chains as Record<string, EthStatus>).eth!;
+}
+
+function integrityCheck(location: string): string {
+  const db = new Database(location, { readonly: true, fileMustExist: true });
+  try {
+    return (db.pragma('integrity_check') as { integrity_check: string }[])
+      .map((r) => r.integrity_check)
+      .join('; ');
+  } finally {
+    db.close();
+  }
+}
+
+describe('disk full (sqlite)', () => {
+  test('the disk fills mid-backfill: a clear error, no corruption, and the index resumes once there is room', {
+    skip: SKIP ? 'TOKENQUERY_CHAOS_SKIP_MOUNT=1' : false,
+    // OPEN FINDING (docs/reliability.md, scenario 10): on a full disk the SQLite writer can
+    // commit a checkpoint past transfers it never stored (a whole token missing, rows above the
+    // checkpoint). Runs and reports as todo until fixed, so it does not block `npm test`.
+    todo: 'a full disk can lose a batch behind a later checkpoint (open finding)',
+  }, async () => {
+    const seed = chaosSeed('disk-full');
+    mount(SIZE.fills[0]!);
+    const location = join(mountPoint, 'tokenquery.sqlite');
+    const cli = spawnCli([
+      'start',
+      '--rpc',
+      `eth=${anvil.url}`,
+      '--db',
+      location,
+      '--finality',
+      `eth=${FINALITY}`,
+      '--port',
+      '0',
+      '--poll-interval',
+      '50',
+      '--log-level',
+      'info',
+    ]);
+    try {
+      const base = await apiUrl(cli, 'tokenquery started', 30_000);
+      const head = await getBlockNumber(anvil.url);
+      const fills: {
+        sizeMb: number;
+        checkpoint: number;
+        error: string;
+        retries: number;
+        msToError: number;
+      }[] = [];
+      let fullSince = Date.now();
+      for (const sizeMb of SIZE.fills) {
+        if (sizeMb !== SIZE.fills[0]) {
+          resize(sizeMb);
+          fullSince = Date.now();
+          // The error of the last fill stays until a commit goes through (after the backoff).
+          await waitFor(
+            'a commit after growing',
+            async () => (await ethStatus(base)).lastError === null,
+            40_000,
+            20,
+          );
+        }
+        const retriesBefore = stepFailures(cli.stderr()).length;
+        // The backfill goes on until the disk is full: the chain's last error says so.
+        let status = await ethStatus(base);
+        for (
+          const deadline = Date.now() + 120_000;
+          status.lastError === null;
+          status = await ethStatus(base)
+        ) {
+          if (status.indexed >= head - FINALITY)
+            throw new Error(
+              `the backfill ended on ${sizeMb} MiB without filling it (make it smaller): ` +
+                `${execFileSync('ls', ['-la', mountPoint])}\n${cli.stderr().slice(-3000)}`,
+            );
+          assert.ok(Date.now() < deadline, `the disk (${sizeMb} MiB) did not fill within 120 s`);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        const msToError = Date.now() - fullSince;
+        assert.match(status.lastError!, /disk|full|space/i, `lastError: ${status.lastError}`);
+        // Stays up and keeps retrying, with a backoff: a few warnings, one line each, no stack.
+        // (the first failure, then at least one retry after a backoff of 0.5–1 s).
+        await waitFor(
+          'a retry while the disk is full',
+          () => stepFailures(cli.stderr()).length >= retriesBefore + 2,
+          35_000,
+          20,
+        ).catch((error: Error) => {
+          const tail = cli.stderr().split('\n').slice(-12).join('\n');
+          throw new Error(`${error.message}; /status ${JSON.stringify(status)}; log:\n${tail}`);
+        });
+        const failures = stepFailures(cli.stderr());
+        const retries = failures.length - retriesBefore;
+        assert.ok(retries <= 8, `${retries} retries in ${Date.now() - fullSince} ms: no backoff`);
+        assert.equal(cli.child.exitCode, null, `start exited: ${cli.stderr().slice(-2000)}`);
+        for (const line of failures) assert.match(String(line.err), /disk|full|space/i);
+        assert.doesNotMatch(cli.stderr(), /^\s+at /m, 'a stack trace was written');
+        assert.doesNotMatch(cli.stderr(), /"stack"/, 'a stack trace was logged');
+        const errors = logLines(cli.stderr()).filter((l) => typeof l.level === 'number' && l.level >= 50);
+        assert.deepEqual(errors, [], 'error log lines (the indexer must not stop)');
+
+        // The API answers meanwhile, and the store is sound and exact at its checkpoint.
+        const still = await ethStatus(base);
+        assert.match(String(still.lastError), /disk|full|space/i);
+        assert.equal(integrityCheck(location), 'ok');
+        const store = await openAt(location, logger);
+        let checkpoint: number;
+        try {
+          checkpoint = (await store.writer.getCheckpoint('eth'))?.block ?? -1;
+          if (checkpoint >= 0) {
+            // A backfill defers balance rows to its last batch (they hold `balancesBlock`):
+            // transfers and counts must equal the node at the checkpoint, and, unless deferred,
+            // balances and holder counts too; `verify` checks the deferred ones.
+            const balancesBlock = (await store.writer.getChainStatus('eth'))?.balancesBlock;
+            const diff = await diffStoreAgainstNode(
+              store,
+              'eth',
+              await readNodeTruth(anvil.url, checkpoint),
+              {
+                supply: false,
+                max: 100_000,
+              },
+            );
+            const relevant =
+              balancesBlock === undefined ? diff : diff.filter((line) => !/: balance of /.test(line));
+            if (balancesBlock !== undefined && balancesBlock >= 0) {
+              const atBalances = await diffStoreAgainstNode(
+                store,
+                'eth',
+                await readNodeTruth(anvil.url, balancesBlock),
+                { supply: false, max: 100_000 },
+              );
+              relevant.push(...atBalances.filter((line) => /: balance of /.test(line)));
+            }
+            // A WAL checkpoint can free room in the WAL, so a small batch may still commit on a
+            // "full" disk: a comparison the checkpoint moved under is not a finding.
+            const moved = ((await store.writer.getCheckpoint('eth'))?.block ?? -1) !== checkpoint;
+            console.log(
+              `# disk-full: ${sizeMb} MiB, checkpoint ${checkpoint}${moved ? ' (moved meanwhile)' : ''}`,
+            );
+            if (!moved)
+              assert.deepEqual(
+                relevant.slice(0, 20),
+                [],
+                `the store on a full disk differs from the node at its checkpoint ${checkpoint} (seed ${seed})`,
+              );
+            const verify = await runCli([
+              'verify',
+              '--db',
+              location,
+              '--rpc',
+              `eth=${anvil.url}`,
+              '--sample',
+              '50',
+            ]);
+            assert.equal(verify.code, 0, `verify on a full disk: ${verify.stdout}${verify.stderr}`);
+          }
+        } finally {
+          await store.close();
+        }
+        fills.push({ sizeMb, checkpoint, error: still.lastError!, retries, msToError });
+      }
+
+      assert.ok(
+        fills.some((f) => f.checkpoint >= 0),
+        `the disk never filled after a commit: ${JSON.stringify(fills)}`,
+      );
+
+      // Room again: the same process resumes and catches up, and clears the error.
+      resize(SIZE.finalMb);
+      const grown = Date.now();
+      const store = await openAt(location, logger);
+      try {
+        await waitFor('the index to catch up', () => caughtUp(store, anvil.url, head), 120_000, 50);
+        const resumeMs = Date.now() - grown;
+        await waitFor(
+          'the error to clear',
+          async () => (await ethStatus(base)).lastError === null,
+          10_000,
+          50,
+        );
+        const result = await cli.stop('SIGTERM');
+        assert.equal(result.code, 0, `exit ${result.code}: ${result.stderr.slice(-2000)}`);
+        assert.equal(integrityCheck(location), 'ok');
+        assert.deepEqual(
+          await diffStoreAgainstNode(store, 'eth', await readNodeTruth(anvil.url, head)),
+          [],
+          `the resumed store differs from the node (seed ${seed})`,
+        );
+        const verify = await runCli([
+          'verify',
+          '--db',
+          location,
+          '--rpc',
+          `eth=${anvil.url}`,
+          '--sample',
+          '50',
+        ]);
+        assert.equal(verify.code, 0, `verify: ${verify.stdout}${verify.stderr}`);
+        const transfers = (await store.reader.listTokens('eth', 0, 100)).tokens.reduce(
+          (n, t) => n + t.transferCount,
+          0,
+        );
+        recordResult('disk-full', {
+          backend: 'sqlite',
+          seed,
+          transfers,
+          blocks: head,
+          fills: fills.map((f) => `${f.sizeMb} MiB at block ${f.checkpoint}`),
+          firstError: fills[0]!.error,
+          maxRetriesLogged: Math.max(...fills.map((f) => f.retries)),
+          resumeMs,
+        });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await cli.stop('SIGKILL');
+      unmount();
+    }
+  });
+});
+
+/** The indexer's "indexing step failed; retrying" warnings. */
+function stepFailures(stderr: string): Record<string, unknown>[] {
+  return logLines(stderr).filter((l) => l.msg === 'indexing step failed; retrying');
+}
