@@ -45,6 +45,16 @@ describe('errorClass', () => {
         'database error',
       ],
       [Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }), 'database error'],
+      [Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }), 'disk full'],
+      // As the SQLite writer thread rebuilds it: the name and text cross, the code does not.
+      [Object.assign(new Error('database or disk is full'), { name: 'SqliteError' }), 'disk full'],
+      [
+        Object.assign(new Error('could not extend file "base/1/2": No space left on device'), {
+          code: '53100',
+        }),
+        'disk full',
+      ],
+      [Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }), 'disk full'],
       [new TypeError("Cannot read properties of undefined (reading 'x')"), 'internal error'],
     ];
     for (const [error, expected] of cases) assert.equal(errorClass(error), expected, String(error));
@@ -54,6 +64,8 @@ describe('errorClass', () => {
     const cases: [string, string][] = [
       ['rpc timeout: eth_getLogs failed after 5 attempts: timed out after 30000 ms', 'rpc timeout'],
       ['database error: SQLITE_FULL', 'database error'],
+      ['disk full: database or disk is full', 'disk full'],
+      ['database or disk is full', 'disk full'],
       ['connect ECONNREFUSED 10.1.2.3:5432 user=admin', 'database unreachable'],
       ['password authentication failed for user "admin"', 'database unreachable'],
       ['node unreachable', 'rpc unreachable'],

@@ -8,7 +8,13 @@
 import { RpcError, RpcTransportError } from '../chains/jsonrpc/errors.js';
 import type { ChainConfig } from '../config/types.js';
 import { backoffDelay, sleep } from '../internal/async.js';
-import { type ErrorClass, errorClassOf, errorMessage, FatalIndexerError } from '../internal/errors.js';
+import {
+  DISK_FULL,
+  type ErrorClass,
+  errorClassOf,
+  errorMessage,
+  FatalIndexerError,
+} from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { ChainStatus, Checkpoint, StoreWriter } from '../store/types.js';
 import type { SupplyRefresh } from './supply-refresh.js';
@@ -173,6 +179,15 @@ export function errorClass(error: unknown): ErrorClass {
   }
   if (error instanceof RpcError) return 'rpc error';
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  // Before the store's other errors: a full disk is the operator's to fix, and says nothing secret.
+  if (
+    code === 'SQLITE_FULL' ||
+    code === 'ENOSPC' ||
+    code === '53100' ||
+    DISK_FULL.test(errorMessage(error))
+  ) {
+    return 'disk full';
+  }
   if (typeof code === 'string') {
     if (NETWORK_CODES.has(code) || code.startsWith('08') || code === '57P01') return 'database unreachable';
     if (/^[0-9A-Z]{5}$/.test(code) || code.startsWith('SQLITE_')) return 'database error';

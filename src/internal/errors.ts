@@ -44,6 +44,7 @@ export const ERROR_CLASSES = [
   'rpc error',
   'database unreachable',
   'database error',
+  'disk full',
   'reorg too deep',
   'indexer stopped',
   'internal error',
@@ -53,6 +54,9 @@ export type ErrorClass = (typeof ERROR_CLASSES)[number];
 const NETWORK_FAULT =
   /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EPIPE|fetch failed|socket hang up|unreachable|connection (refused|terminated|reset|closed))\b/i;
 const TIMEOUT = /\b(timed out|timeout|ETIMEDOUT)\b/i;
+/** The store's disk is full: SQLite's SQLITE_FULL, the OS's ENOSPC, PostgreSQL's 53100 (`could not extend file`). */
+export const DISK_FULL =
+  /\b(disk is full|database or disk is full|SQLITE_FULL|ENOSPC|no space left on device|could not extend file|53100)\b/i;
 const DATABASE =
   /\b(postgres(ql)?|sqlite\w*|database|SQL|SQLSTATE|relation|deadlock|too many clients|password authentication|writer lease)\b|:5432\b/i;
 const RPC =
@@ -67,6 +71,7 @@ export function errorClassOf(text: string): ErrorClass {
     if (text.startsWith(`${name}: `) || text === name) return name;
   }
   if (/\breorg\b/i.test(text)) return 'reorg too deep';
+  if (DISK_FULL.test(text)) return 'disk full';
   if (DATABASE.test(text)) {
     const cannotConnect = /password authentication|too many clients/i.test(text);
     return cannotConnect || NETWORK_FAULT.test(text) || TIMEOUT.test(text)
