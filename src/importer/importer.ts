@@ -156,6 +156,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   let committedRows = 0;
   const committedTokens = new Set<string>();
   let commitChain: Promise<void> = Promise.resolve();
+  let scheduledAny = false;
   const queue: Promise<void>[] = [];
   let totalToWrite: number | null = null;
   const sortedReadFraction = { value: null as number | null };
@@ -166,9 +167,12 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     // Only the prepared batch is kept until its commit, not the rows it was made of.
     const prepared = preparer.prepare(rows, from, to);
     prepared.catch(() => {}); // awaited in the commit below
+    // Only a store's very first batch continues no checkpoint (see IndexBatch.continues).
+    const continues = floor === null && !scheduledAny ? null : from - 1;
+    scheduledAny = true;
     const commit = commitChain.then(async () => {
       const p = await prepared;
-      await store.writer.applyBatch(p.batch);
+      await store.writer.applyBatch({ ...p.batch, continues });
       summary.imported += p.batch.transfers.length;
       summary.nonFungibleRows += p.rows;
       for (const token of p.batch.tokens) {

@@ -120,6 +120,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     await store.applyBatch({
       chain: name,
       fromBlock: range.from,
+      // Only the chain's very first batch continues no checkpoint: a batch pipelined behind one
+      // that failed is then refused by the store, checkpoint or not (see IndexBatch.continues).
+      continues: !position.hasCheckpoint && range.from === chain.fromBlock ? null : range.from - 1,
       toBlock: range.to,
       toBlockHash: extra.toBlockHash,
       transfers: range.transfers,

@@ -93,6 +93,8 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
 
   /** Next block to index. */
   let next = chain.fromBlock;
+  /** Whether the store holds a checkpoint of the chain (resumed from one, or committed since). */
+  let hasCheckpoint = false;
   /** Hash of `next - 1` when known: the `previousHash` the next block must carry. */
   let tipHash: string | null = null;
   let discontinuities = 0;
@@ -338,7 +340,13 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
 
   async function commit(range: PreparedRange): Promise<void> {
     const { batch } = range;
-    await store.applyBatch({ ...batch, head: Math.max(status.headSeen, batch.toBlock) });
+    await store.applyBatch({
+      ...batch,
+      // Only the chain's very first batch continues no checkpoint (see IndexBatch.continues).
+      continues: !hasCheckpoint && batch.fromBlock === chain.fromBlock ? null : batch.fromBlock - 1,
+      head: Math.max(status.headSeen, batch.toBlock),
+    });
+    hasCheckpoint = true;
     for (const token of batch.tokens) {
       committed.add(token.address);
       nep5Metadata.delete(token.address);
@@ -448,6 +456,7 @@ export function createNeoIndexer(options: NeoIndexerOptions): NeoIndexer {
             if (checkpoint) {
               next = checkpoint.block + 1;
               tipHash = checkpoint.hash;
+              hasCheckpoint = true;
             }
             // Fails at once on a store without NEO support, before anything is written.
             await store.getNeoToken(name, NEO_ASSET_ID);

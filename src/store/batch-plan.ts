@@ -37,10 +37,15 @@ export function addDelta(deltas: Map<string, bigint>, holder: string, delta: big
  * batch) and is not empty backwards. Call it under the backend's write lock.
  */
 export function checkBatchStart(
-  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock'>,
+  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock' | 'continues'>,
   indexedBlock: number | null | undefined,
 ): void {
   const { chain } = batch;
+  if (batch.continues !== undefined && batch.continues !== (indexedBlock ?? null)) {
+    const stored = indexedBlock == null ? 'the chain has no checkpoint yet' : `the checkpoint is block ${indexedBlock}`;
+    const expected = batch.continues === null ? 'the first batch of the chain' : `block ${batch.continues}`;
+    throw new TokenqueryError(`batch for ${chain} continues ${expected}, but ${stored}`);
+  }
   if (indexedBlock != null && batch.fromBlock !== indexedBlock + 1) {
     throw new TokenqueryError(
       `batch for ${chain} starts at block ${batch.fromBlock}, but the checkpoint is block ${indexedBlock}`,

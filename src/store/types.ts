@@ -71,6 +71,14 @@ export interface IndexBatch {
   chain: string;
   /** First block this batch covers (inclusive); must be `checkpoint.block + 1` of the stored checkpoint, or the chain's start block when there is none. */
   fromBlock: number;
+  /**
+   * The checkpoint this batch continues: `fromBlock - 1`, or null for the first batch of a chain
+   * (the store holds no checkpoint yet). When given, the store refuses the batch unless its
+   * checkpoint is exactly this, so a batch sent behind one that failed (pipelined commits) can
+   * never commit over the gap, even while the chain has no checkpoint to compare `fromBlock`
+   * with. Every indexer and the importer set it; absent, only `fromBlock` is checked.
+   */
+  continues?: number | null;
   /** Last block this batch covers (inclusive); becomes the new checkpoint. */
   toBlock: number;
   /** Hash of `toBlock` when known. */

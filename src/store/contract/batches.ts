@@ -318,6 +318,35 @@ export function runBatchCases({ withStore }: ContractContext): void {
         await store.writer.applyBatch(batch({ from: 11, to: 11, transfers: moves(T1, 11, [[H1, H2, 1n]]) }));
         assert.equal(await store.reader.getBalance('eth', T1, H2), 1n);
       }));
+
+    test('a batch that names the checkpoint it continues is refused unless the store holds exactly that one', () =>
+      withStore(async (store) => {
+        // Behind a first batch that failed (a full disk, say), the next one must not commit over
+        // the gap, although the chain has no checkpoint to compare its first block with.
+        const second = {
+          ...batch({ from: 11, to: 20, transfers: moves(T1, 12, [[ZERO_ADDRESS, H1, 5n]]) }),
+          continues: 10,
+        };
+        await assert.rejects(
+          store.writer.applyBatch(second),
+          /continues block 10, but the chain has no checkpoint yet/,
+        );
+        assert.equal(await store.writer.getCheckpoint('eth'), null);
+        assert.equal(await store.reader.getToken('eth', T1), null);
+        const first = {
+          ...batch({ from: 1, to: 10, transfers: moves(T1, 5, [[ZERO_ADDRESS, H1, 9n]]) }),
+          continues: null,
+        };
+        await store.writer.applyBatch(first);
+        // A first batch again, once the chain has a checkpoint: refused.
+        await assert.rejects(
+          store.writer.applyBatch({ ...batch({ from: 11, to: 12 }), continues: null }),
+          /continues the first batch of the chain, but the checkpoint is block 10/,
+        );
+        await store.writer.applyBatch(second);
+        assert.equal((await store.writer.getCheckpoint('eth'))?.block, 20);
+        assert.equal(await store.reader.getBalance('eth', T1, H1), 14n);
+      }));
   });
 
   describe('block refs', () => {
