@@ -95,6 +95,17 @@ const tables = {
         .map(([s, n]) => `${n} × ${s}`)
         .join(', ')} |`,
   ],
+  hostile: [
+    '| date | duration | slow connections (peak, ended by the server) | random keys/s | flood answers | valid requests | valid p50 / p99, idle | valid p50 / p99, under attack |',
+    (r) =>
+      `| ${date} | ${r.seconds} s | ${r.slowConnections} (${r.slowPeak}, ${r.slowEndedByServer}) | ${r.floodRate} | ${Object.entries(
+        r.flood,
+      )
+        .map(([s, n]) => `${n} × ${s}`)
+        .join(
+          ', ',
+        )} | ${r.validRequests} | ${r.idleP50} / ${r.idleP99} ms | ${r.attackP50} / **${r.attackP99} ms** |`,
+  ],
 };
 
 if (write && results.length > 0) {

@@ -42,7 +42,8 @@ export function checkBatchStart(
 ): void {
   const { chain } = batch;
   if (batch.continues !== undefined && batch.continues !== (indexedBlock ?? null)) {
-    const stored = indexedBlock == null ? 'the chain has no checkpoint yet' : `the checkpoint is block ${indexedBlock}`;
+    const stored =
+      indexedBlock == null ? 'the chain has no checkpoint yet' : `the checkpoint is block ${indexedBlock}`;
     const expected = batch.continues === null ? 'the first batch of the chain' : `block ${batch.continues}`;
     throw new TokenqueryError(`batch for ${chain} continues ${expected}, but ${stored}`);
   }
