@@ -4,9 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { pino } from 'pino';
 import { RpcResponseError, RpcTransportError } from '../chains/jsonrpc/errors.js';
 import { errorClassOf, FatalIndexerError } from '../internal/errors.js';
-import { errorClass } from './loop.js';
+import { silentLogger } from '../internal/logger.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createChainStatusReport, errorClass, runIndexerLoop } from './loop.js';
+import { createSupplyRefresh } from './supply-refresh.js';
 
 describe('errorClass', () => {
   test('by type', () => {
@@ -74,5 +78,63 @@ describe('errorClass', () => {
       ['something odd at 10.0.0.7', 'internal error'],
     ];
     for (const [text, expected] of cases) assert.equal(errorClassOf(text), expected, text);
+  });
+});
+
+describe('the run loop', () => {
+  /** Runs the loop over steps that fail `fails` times, advancing `next` before each failure when `progress`; the attempts logged. */
+  async function attemptsLogged(progress: boolean, fails: number): Promise<unknown[]> {
+    const store = await openSqliteStore({ path: ':memory:', logger: silentLogger() });
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    const controller = new AbortController();
+    let next = 0;
+    let failed = 0;
+    const chain = {
+      name: 'eth' as const,
+      rpcUrl: 'http://127.0.0.1:1',
+      fromBlock: 0,
+      finalityDepth: 0,
+      pollIntervalMs: 10,
+    };
+    try {
+      await runIndexerLoop({
+        chain,
+        store: store.writer,
+        logger,
+        signal: controller.signal,
+        status: createChainStatusReport(store.writer, 'eth'),
+        supply: createSupplyRefresh({
+          chain: 'eth',
+          store: store.writer,
+          logger,
+          signal: controller.signal,
+          everyBlocks: 100,
+          read: async () => [],
+        }),
+        steps: {
+          resume() {},
+          next: () => next,
+          async step() {
+            if (failed === fails) {
+              controller.abort();
+              return 'idle';
+            }
+            if (progress) next += 10;
+            failed++;
+            throw new Error('database or disk is full');
+          },
+          retryDelay: () => 1,
+        },
+      });
+    } finally {
+      await store.close();
+    }
+    return lines.filter((l) => l.msg === 'indexing step failed; retrying').map((l) => l.attempt);
+  }
+
+  test('failures in a row count up; a step that made progress before failing starts over', async () => {
+    assert.deepEqual(await attemptsLogged(false, 4), [1, 2, 3, 4]);
+    assert.deepEqual(await attemptsLogged(true, 4), [1, 1, 1, 1]);
   });
 });

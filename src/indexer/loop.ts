@@ -123,6 +123,7 @@ export async function runIndexerLoop(options: IndexerLoopOptions): Promise<void>
   const asFatal = steps.asFatal ?? ((error) => (error instanceof FatalIndexerError ? error : null));
   let failures = 0;
   while (!signal.aborted) {
+    const from = steps.next();
     try {
       const state = await steps.step();
       failures = 0;
@@ -139,10 +140,14 @@ export async function runIndexerLoop(options: IndexerLoopOptions): Promise<void>
         await status.recordError(`${errorClass(fatal)}: ${fatal.shortMessage}`).catch(() => {});
         throw fatal;
       }
-      failures++;
+      // A step that committed something before it failed made progress: its backoff starts over.
+      failures = steps.next() > from ? 1 : failures + 1;
       const message = errorMessage(error);
       const delay = steps.retryDelay?.(error) ?? backoffDelay(failures, 500, 30_000);
-      logger.warn({ err: message, retryInMs: Math.round(delay) }, 'indexing step failed; retrying');
+      logger.warn(
+        { err: message, attempt: failures, retryInMs: Math.round(delay) },
+        'indexing step failed; retrying',
+      );
       await status.recordError(`${errorClass(error)}: ${message}`).catch(() => {});
       await sleep(delay, signal);
     }
