@@ -22,12 +22,11 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
+import type { AnvilInstance } from '../devchain/anvil.js';
 import { getBlockNumber } from '../devchain/chain.js';
-import { type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
-import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
 import { caughtUp, chaosSeed, openAt, recordResult, scaled } from '../indexer/testing/chaos.js';
 import { diffStoreAgainstNode, readNodeTruth } from '../indexer/testing/evm-truth.js';
+import { startSprayedChain } from '../indexer/testing/live-traffic.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import {
@@ -49,7 +48,6 @@ const SIZE = scaled(
 const SKIP = process.env.TOKENQUERY_CHAOS_SKIP_MOUNT === '1';
 
 let anvil: AnvilInstance;
-let tokens: DeployedToken[];
 const dir = tempDir('tq-disk-full-');
 const mountPoint = join(dir, 'disk');
 let mounted = false;
@@ -81,20 +79,12 @@ function unmount(): void {
 
 before(async () => {
   if (SKIP) return;
-  anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
-  tokens = await deployDemoTokens(anvil.url);
-  await spray(anvil.url, tokens[0]!, {
+  ({ anvil } = await startSprayedChain({
     transfers: SIZE.transfers,
-    holders: 2_000,
-    seed: 11,
     perTx: SIZE.perTx,
-  });
-  await spray(anvil.url, tokens[2]!, {
-    transfers: SIZE.transfers / 4,
-    holders: 500,
-    seed: 12,
-    perTx: SIZE.perTx,
-  });
+    second: 2,
+    seeds: [11, 12],
+  }));
 });
 
 after(async () => {

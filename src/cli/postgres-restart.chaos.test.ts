@@ -25,13 +25,17 @@ import { execFile, execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { addressOf, type DeployedToken, deployDemoTokens } from '../devchain/deploy.js';
-import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
+import type { AnvilInstance } from '../devchain/anvil.js';
+import { addressOf, type DeployedToken } from '../devchain/deploy.js';
 import { apiPaths } from '../indexer/testing/api-view.js';
 import { caughtUp, chaosSeed, openAt, recordResult, scaled } from '../indexer/testing/chaos.js';
 import { diffStoreAgainstNode, readNodeTruth } from '../indexer/testing/evm-truth.js';
-import { settledHead, startTraffic, type Traffic } from '../indexer/testing/live-traffic.js';
+import {
+  settledHead,
+  startSprayedChain,
+  startTraffic,
+  type Traffic,
+} from '../indexer/testing/live-traffic.js';
 import { silentLogger } from '../internal/logger.js';
 import { seededRandom } from '../internal/random.js';
 import { waitFor } from '../internal/testing/wait.js';
@@ -100,20 +104,12 @@ async function createCluster(): Promise<{ version: string; name: string; port: n
 
 before(async () => {
   if (SKIP) return;
-  anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
-  tokens = await deployDemoTokens(anvil.url);
-  await spray(anvil.url, tokens[0]!, {
+  ({ anvil, tokens } = await startSprayedChain({
     transfers: SIZE.transfers,
-    holders: 2_000,
-    seed: 21,
     perTx: SIZE.perTx,
-  });
-  await spray(anvil.url, tokens[3]!, {
-    transfers: SIZE.transfers / 4,
-    holders: 500,
-    seed: 22,
-    perTx: SIZE.perTx,
-  });
+    second: 3,
+    seeds: [21, 22],
+  }));
 });
 
 after(async () => {

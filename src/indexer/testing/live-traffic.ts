@@ -3,9 +3,11 @@
  * (transfers, mints, burns), blocks mined on a timer, and the head once both have stopped.
  */
 import { encodeCall } from '../../devchain/abi.js';
+import { type AnvilInstance, startAnvil } from '../../devchain/anvil.js';
 import { getAccounts, getBlockNumber, sendTransaction, waitForReceipt } from '../../devchain/chain.js';
-import { addressOf, type DeployedToken, selector } from '../../devchain/deploy.js';
+import { addressOf, type DeployedToken, deployDemoTokens, selector } from '../../devchain/deploy.js';
 import { rpc } from '../../devchain/rpc.js';
+import { SPRAY_GAS_LIMIT, spray } from '../../devchain/traffic.js';
 import { DEAD_ADDRESS } from '../../internal/chains.js';
 import { seededRandom } from '../../internal/random.js';
 
@@ -180,4 +182,30 @@ export async function settledHead(url: string, quietMs = 500): Promise<number> {
     if (now === head) return head;
     head = now;
   }
+}
+
+/**
+ * A real anvil with the demo tokens deployed and two of them sprayed in dense blocks: `transfers`
+ * of the first among 2,000 holders, a quarter as many of `second` among 500, `perTx` a transaction.
+ * The chain of the scenarios that need a backfill's worth of history.
+ */
+export async function startSprayedChain(options: {
+  transfers: number;
+  perTx: number;
+  /** Which demo token is sprayed second. */
+  second: number;
+  /** The two sprays' seeds. */
+  seeds: readonly [number, number];
+}): Promise<{ anvil: AnvilInstance; tokens: DeployedToken[] }> {
+  const anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
+  const tokens = await deployDemoTokens(anvil.url);
+  const { transfers, perTx, seeds } = options;
+  await spray(anvil.url, tokens[0]!, { transfers, holders: 2_000, seed: seeds[0], perTx });
+  await spray(anvil.url, tokens[options.second]!, {
+    transfers: transfers / 4,
+    holders: 500,
+    seed: seeds[1],
+    perTx,
+  });
+  return { anvil, tokens };
 }
