@@ -287,13 +287,8 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
 
   /** Maps anything thrown while answering to an envelope; unexpected faults are logged, never shown. */
   function toApiError(error: unknown, request: FastifyRequest): ApiError {
-    if (error instanceof ApiError) return error;
-    const status = (error as { statusCode?: unknown } | null)?.statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      if (status === 404) return notFound();
-      if (status === 405) return methodNotAllowed();
-      return new ApiError(status, 10001, 'invalid parameter: malformed request');
-    }
+    const fault = clientFault(error);
+    if (fault !== null) return fault;
     if (isStoreUnavailable(error)) {
       storeDown(error);
       return storeUnavailable();
@@ -359,17 +354,25 @@ function createOperatorApp(log: Logger, limits: HttpLimits): FastifyInstance {
   app.server.maxConnections = limits.maxConnections;
   app.setNotFoundHandler((_request, reply) => sendError(reply, notFound()));
   app.setErrorHandler((error, request, reply) => {
-    const status = (error as { statusCode?: unknown } | null)?.statusCode;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      if (status === 404) return sendError(reply, notFound());
-      if (status === 405) return sendError(reply, methodNotAllowed());
-      return sendError(reply, new ApiError(status, 10001, 'invalid parameter: malformed request'));
-    }
-    if (error instanceof ApiError) return sendError(reply, error);
+    const fault = clientFault(error);
+    if (fault !== null) return sendError(reply, fault);
     request.log.error({ err: error, path: pathOf(request.url) }, 'operator view failed');
     return sendError(reply, serverBusy());
   });
   return app;
+}
+
+/**
+ * The answer to an error the client caused: an `ApiError` as it is, fastify's own 4xx (404, 405,
+ * a malformed request) as the Tokenview envelope; null when the server failed.
+ */
+function clientFault(error: unknown): ApiError | null {
+  if (error instanceof ApiError) return error;
+  const status = (error as { statusCode?: unknown } | null)?.statusCode;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return null;
+  if (status === 404) return notFound();
+  if (status === 405) return methodNotAllowed();
+  return new ApiError(status, 10001, 'invalid parameter: malformed request');
 }
 
 /** The raw answer to a request the parser refused; with the envelope only when it cannot be a HEAD. */
