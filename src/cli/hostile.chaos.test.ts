@@ -13,7 +13,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
@@ -23,7 +23,7 @@ import { SPRAY_GAS_LIMIT, spray } from '../devchain/traffic.js';
 import { recordResult, scaled } from '../indexer/testing/chaos.js';
 import { waitFor } from '../internal/testing/wait.js';
 import { apiUrl, getJson, lines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
-import type { HostileOptions, HostileReport } from './testing/hostile-clients.js';
+import { type HostileOptions, type HostileReport, statusOf } from './testing/hostile-clients.js';
 
 const SIZE = scaled(
   { seconds: 4, slowConnections: 200, floodRate: 500, floodConnections: 4, headersTimeoutMs: 1_000 },
@@ -56,16 +56,7 @@ async function validClient(base: string, paths: readonly string[], seconds: numb
   const until = performance.now() + seconds * 1_000;
   for (let i = 0; performance.now() < until; i++) {
     const started = performance.now();
-    const status = await new Promise<number | null>((resolve) => {
-      const req = request({ host: hostname, port, path: paths[i % paths.length], agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? null));
-        res.on('error', () => resolve(null));
-      });
-      req.setTimeout(10_000, () => req.destroy());
-      req.on('error', () => resolve(null));
-      req.end();
-    });
+    const status = await statusOf(agent, hostname, Number(port), paths[i % paths.length]!);
     latencies.push(performance.now() - started);
     if (status === null) failures++;
     else statuses[status] = (statuses[status] ?? 0) + 1;

@@ -45,6 +45,20 @@ export interface HostileReport {
 
 const SLOW_LINE_INTERVAL_MS = 1_000;
 
+/** GET `path` through `agent`, the body read and dropped: the status, or null when no answer came within 10 s. */
+export function statusOf(agent: Agent, host: string, port: number, path: string): Promise<number | null> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path, agent, method: 'GET' }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? null));
+      res.on('error', () => resolve(null));
+    });
+    req.setTimeout(10_000, () => req.destroy());
+    req.on('error', () => resolve(null));
+    req.end();
+  });
+}
+
 export async function runHostileClients(options: HostileOptions): Promise<HostileReport> {
   const target = new URL(options.url);
   const host = target.hostname;
@@ -89,23 +103,13 @@ export async function runHostileClients(options: HostileOptions): Promise<Hostil
   // ---- random keys ----
   const agent = new Agent({ keepAlive: true, maxSockets: options.floodConnections });
   const gap = (1_000 * options.floodConnections) / options.floodRate;
-  const ask = (path: string): Promise<number | null> =>
-    new Promise((resolve) => {
-      const req = request({ host, port, path, agent, method: 'GET' }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? null));
-        res.on('error', () => resolve(null));
-      });
-      req.on('error', () => resolve(null));
-      req.end();
-    });
   const loop = async (n: number): Promise<void> => {
     let i = 0;
     while (Date.now() < until) {
       const started = Date.now();
       const key =
         (n + i++) % 2 === 0 ? `tq_${randomBytes(32).toString('base64url')}` : randomBytes(12).toString('hex');
-      const status = await ask(`${options.floodPath}?apikey=${key}`);
+      const status = await statusOf(agent, host, port, `${options.floodPath}?apikey=${key}`);
       if (status === null) report.floodErrors++;
       else report.statuses[status] = (report.statuses[status] ?? 0) + 1;
       await sleep(Math.max(0, gap - (Date.now() - started)));
