@@ -9,7 +9,7 @@ import { createApiKeys } from './api-keys.js';
 import { connectPool, type PostgresStoreOptions } from './connect.js';
 import { createNeoReader, createReader, createScans } from './reads.js';
 import { createWriteTransactions, electWriter } from './transactions.js';
-import { createWriter, fencedWriter } from './writer.js';
+import { createWriter } from './writer.js';
 import { createWriterElection } from './writer-election.js';
 
 export type { PostgresStoreOptions } from './connect.js';
@@ -29,7 +29,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     url,
     logger,
     elect: electWriter,
-    fencedWriter: (fence) => fencedWriter(writer, pool, transactions, fence),
+    fencedWriter: (fence) => createWriter(pool, transactions, reader, neo, fence),
     currentWriter: async (chain) => (await reader.getChainStatus(chain))?.writer ?? null,
   });
 

@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL store's writer part, what the indexer writes through: batches, rollbacks and
  * supplies each in a write transaction (transactions.ts), the status outside one, and the few
- * reads the indexer decides by. A writer lease's writer (`fencedWriter`) is the same with every
- * write of its chain fenced (writer-election.ts).
+ * reads the indexer decides by. A writer lease's writer is the same with a `fence`: every write
+ * of its chain is fenced (writer-election.ts).
  */
 import type pg from 'pg';
 import { TokenqueryError } from '../../internal/errors.js';
@@ -27,12 +27,17 @@ import { tokensNeedingSupply, updateSuppliesIn } from './supplies.js';
 import type { WriteTransactions } from './transactions.js';
 import type { WriteFence } from './writer-election.js';
 
-/** The writer over `pool`; its reads of statuses, tokens and NEO tokens are `reader`'s and `neo`'s. */
+/**
+ * The writer over `pool`; its reads of statuses, tokens and NEO tokens are `reader`'s and `neo`'s.
+ * With a `fence` (a writer lease's), each write checks that the lease is still the newest election
+ * of its chain, and writes no other chain.
+ */
 export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
   neo: NeoReader,
+  fence?: WriteFence,
 ): StoreWriter {
   const onPool = runnerOn(pool);
   return {
@@ -46,7 +51,7 @@ export function createWriter(
     },
 
     async applyBatch(batch: IndexBatch): Promise<void> {
-      await transaction((client) => applyBatchIn(client, lockChain, batch));
+      await transaction((client) => applyBatchIn(client, lockChain, batch), fence);
     },
 
     async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {
@@ -63,7 +68,7 @@ export function createWriter(
     },
 
     async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
-      return transaction((client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash));
+      return transaction((client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash), fence);
     },
 
     async tokensNeedingSupply(chain: string, staleBefore: number, limit: number): Promise<string[]> {
@@ -72,17 +77,27 @@ export function createWriter(
 
     async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
       if (updates.length === 0) return;
-      await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates));
+      await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates), fence);
     },
 
     async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void> {
-      await run(pool, 'setStatus', [
+      const values = [
         chain,
         status.head ?? null,
         storableMessage(status.lastError ?? null),
         status.lastError !== undefined,
         Date.now(),
-      ]);
+      ];
+      if (fence === undefined) {
+        await run(pool, 'setStatus', values);
+        return;
+      }
+      if (chain !== fence.chain) {
+        throw new TokenqueryError(`a writer lease of ${fence.chain} cannot write ${chain}`);
+      }
+      fence.assertHeld();
+      const result = await run(pool, 'setStatusFenced', [...values, fence.epoch]);
+      if ((result.rowCount ?? 0) === 0) throw fence.superseded(null);
     },
 
     async seededHolders(chain, pairs): Promise<boolean[]> {
@@ -106,42 +121,5 @@ export function createWriter(
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
     getNeoToken: neo.getNeoToken,
-  };
-}
-
-/** The writer a writer lease writes through: every write of the lease's chain is fenced. */
-export function fencedWriter(
-  writer: StoreWriter,
-  pool: pg.Pool,
-  { transaction, lockChain }: WriteTransactions,
-  fence: WriteFence,
-): StoreWriter {
-  return {
-    ...writer,
-    async applyBatch(batch: IndexBatch): Promise<void> {
-      await transaction((client) => applyBatchIn(client, lockChain, batch), fence);
-    },
-    async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
-      return transaction((client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash), fence);
-    },
-    async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
-      if (updates.length === 0) return;
-      await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates), fence);
-    },
-    async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }) {
-      if (chain !== fence.chain) {
-        throw new TokenqueryError(`a writer lease of ${fence.chain} cannot write ${chain}`);
-      }
-      fence.assertHeld();
-      const result = await run(pool, 'setStatusFenced', [
-        chain,
-        status.head ?? null,
-        storableMessage(status.lastError ?? null),
-        status.lastError !== undefined,
-        Date.now(),
-        fence.epoch,
-      ]);
-      if ((result.rowCount ?? 0) === 0) throw fence.superseded(null);
-    },
   };
 }
