@@ -12,7 +12,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { isChainName } from '../internal/chains.js';
-import { errorMessage, redactUrls, UserError } from '../internal/errors.js';
+import { errorMessage, isStoreUnavailable, redactUrls, UserError } from '../internal/errors.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from '../internal/http-limits.js';
 import type { Logger } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
@@ -23,7 +23,6 @@ import { JSON_CONTENT_TYPE, rawErrorResponse, sendError } from './envelope.js';
 import {
   ApiError,
   invalidParameter,
-  isStoreUnavailable,
   methodNotAllowed,
   notFound,
   serverBusy,

@@ -53,32 +53,3 @@ export const serverBusy = (): ApiError => new ApiError(500, 40001, 'server is bu
  * Tokenview code as {@link serverBusy}, but HTTP 503 with `Retry-After`, since a retry soon succeeds.
  */
 export const storeUnavailable = (): ApiError => new ApiError(503, 40001, 'server is busy');
-
-/** Node's socket errors that mean the database server is not there. */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-]);
-/** node-postgres's own messages for a connection that broke or never came up. */
-const UNREACHABLE_MESSAGES =
-  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
-
-/**
- * True when `error` says the database cannot be reached at the moment rather than that a query
- * is wrong: a refused or broken connection, or PostgreSQL's SQLSTATE class 08 (connection
- * exception), 57P01–57P03 (shutting down, crashed, starting up) and 53300 (too many connections).
- */
-export function isStoreUnavailable(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
-    if (code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
-  }
-  const message = (error as { message?: unknown }).message;
-  return typeof message === 'string' && UNREACHABLE_MESSAGES.test(message);
-}

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isStoreUnavailable, storeUnavailable } from './errors.js';
+import { isStoreUnavailable } from '../internal/errors.js';
+import { storeUnavailable } from './errors.js';
 
 describe('store unavailable', () => {
   test('a refused, cut or refusing database connection is "unavailable"; a query fault is not', () => {

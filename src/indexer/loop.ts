@@ -14,6 +14,7 @@ import {
   errorClassOf,
   errorMessage,
   FatalIndexerError,
+  isStoreUnavailable,
 } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { ChainStatus, Checkpoint, StoreWriter } from '../store/types.js';
@@ -155,18 +156,6 @@ export async function runIndexerLoop(options: IndexerLoopOptions): Promise<void>
   logger.info({ next: steps.next() }, 'indexer stopped');
 }
 
-/** Network failures of a socket, whoever opened it. */
-const NETWORK_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'EPIPE',
-  'ETIMEDOUT',
-]);
-
 /**
  * The class `/status` shows anyone for an indexing failure (the text itself only to an operator):
  * from the error's type where it tells, else from its words. RPC faults are wrapped in RpcError
@@ -193,9 +182,9 @@ export function errorClass(error: unknown): ErrorClass {
   ) {
     return 'disk full';
   }
-  if (typeof code === 'string') {
-    if (NETWORK_CODES.has(code) || code.startsWith('08') || code === '57P01') return 'database unreachable';
-    if (/^[0-9A-Z]{5}$/.test(code) || code.startsWith('SQLITE_')) return 'database error';
+  if (isStoreUnavailable(error)) return 'database unreachable';
+  if (typeof code === 'string' && (/^[0-9A-Z]{5}$/.test(code) || code.startsWith('SQLITE_'))) {
+    return 'database error';
   }
   if (name === 'SqliteError' || name === 'WriterLeaseLostError') return 'database error';
   return errorClassOf(errorMessage(error));

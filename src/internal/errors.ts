@@ -123,3 +123,35 @@ export class ProblemsError extends UserError {
     this.problems = problems.length === 0 ? [first] : problems;
   }
 }
+
+/** Node's socket errors that mean the server at the other end is not there. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ETIMEDOUT',
+]);
+/** node-postgres's own messages for a connection that broke or never came up. */
+const UNREACHABLE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+/**
+ * True when a store's `error` says the database cannot be reached at the moment rather than that
+ * a query is wrong: a refused or broken connection, or PostgreSQL's SQLSTATE class 08 (connection
+ * exception), 57P01–57P03 (shutting down, crashed, starting up) and 53300 (too many connections).
+ * The API answers it 503, and `/status` shows it as `database unreachable`.
+ */
+export function isStoreUnavailable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (UNREACHABLE_CODES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+    if (code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return true;
+  }
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' && UNREACHABLE_MESSAGES.test(message);
+}
