@@ -268,6 +268,34 @@ export type ApiKeyRateLimit = RateLimit | 'unlimited';
 /** What `setApiKeyLimits` sets; an absent field is cleared (the server default, any address). */
 export type ApiKeyLimits = Pick<ApiKeyRecord, 'rateLimit' | 'allowIps'>;
 
+/**
+ * One token as an address sees it: what the address operations answer (Address Token Balance(s)).
+ */
+export interface AddressHolding {
+  /**
+   * Balance computed from the indexed transfers, exactly as {@link StoreReader.getBalance} answers
+   * it (negative while a late start has not seeded the holder: the API shows such a balance as 0).
+   */
+  balance: bigint;
+  /**
+   * Transfers of the token (NEO global-asset transfers included) in which the address is sender
+   * or recipient: a self-transfer once, zero-value transfers too; 0 when none names it.
+   */
+  transferCount: number;
+}
+
+/** A token an address holds, with the token's record (see {@link StoreReader.listAddressBalances}). */
+export interface AddressBalance<T extends TokenRecord = TokenRecord> extends AddressHolding {
+  token: T;
+}
+
+/** One holder of a token (see {@link StoreReader.listHolders}). */
+export interface HolderEntry {
+  address: string;
+  /** Positive: holders are exactly those `holderCount` counts. */
+  balance: bigint;
+}
+
 export interface TokenPage {
   /** Number of tokens indexed on the chain. */
   total: number;
@@ -320,7 +348,12 @@ export interface StoreWriter {
   getNeoToken: NeoReader['getNeoToken'];
 }
 
-/** What the API reads (and the dashboard and `/metrics` beside it). */
+/**
+ * What the API reads (and the dashboard and `/metrics` beside it). While a backfill defers its
+ * balances (`ChainStatus.balancesBlock`), everything computed from balances (`getBalance`, the
+ * address balances and holdings, the holder lists) answers as of that block; transfers and
+ * counts of tokens are as of the checkpoint.
+ */
 export interface StoreReader {
   getChainStatus(chain: string): Promise<ChainStatus | null>;
   listChainStatuses(): Promise<ChainStatus[]>;
@@ -335,6 +368,39 @@ export interface StoreReader {
    * `ChainStatus.balancesBlock` when that is set (see `IndexBatch.deferBalances`).
    */
   getBalance(chain: string, token: string, holder: string): Promise<bigint>;
+  /**
+   * The tokens `address` holds: every token whose balance at the address is above zero, ordered
+   * like `listTokens` (holderCount desc, transferCount desc, address asc). Never the zero address's
+   * or `""`'s (they hold nothing: `[]`). An index read: an address holding 10,000 tokens answers in
+   * milliseconds.
+   */
+  listAddressBalances(chain: string, address: string): Promise<AddressBalance[]>;
+  /**
+   * What `address` holds of one token and how many of its transfers name it; `{0n, 0}` when the
+   * store has no row for the pair (also for a token it does not know). For the zero address and
+   * `""` the balance is whatever the store computed (the API shows it as 0).
+   */
+  getAddressHolding(chain: string, address: string, token: string): Promise<AddressHolding>;
+  /**
+   * Transfers in which `address` is sender or recipient (a self-transfer once), of one token or,
+   * with `token` null, of every token (NEO global assets included); newest first (block number,
+   * then log index, descending; ties between tokens, which only NEO can have, by token address
+   * descending). `offset` stays within the API's deepest page (2,450): the page is found by an index
+   * range, never by reading the address's older transfers.
+   */
+  listAddressTransfers(
+    chain: string,
+    address: string,
+    token: string | null,
+    offset: number,
+    limit: number,
+  ): Promise<TransferRecord[]>;
+  /**
+   * Holders of a token (exactly those `holderCount` counts: positive balance, never the zero
+   * address or `""`), by balance descending (uint256 order), then address ascending (the order of
+   * the address strings); an index range, like `listAddressTransfers`.
+   */
+  listHolders(chain: string, token: string, offset: number, limit: number): Promise<HolderEntry[]>;
   /**
    * Optional, synchronous (it sits on every request's path): a number that changes whenever
    * anything the read methods answer may have changed, through this handle or any other
@@ -373,6 +439,23 @@ export interface HistoryScans {
     limit: number,
   ): Promise<{ holder: string; amount: bigint }[]>;
   /**
+   * Every (holder, balance, transfer count) row the store keeps for one token, zero balances
+   * included when transfers name the holder, in the backend's key order, strictly after
+   * `afterHolder` when given; balances as `scanBalances` answers them. `verify` checks them against
+   * the transfers.
+   */
+  scanHoldings(
+    chain: string,
+    token: string,
+    afterHolder: string | null,
+    limit: number,
+  ): Promise<({ holder: string } & AddressHolding)[]>;
+  /**
+   * Holders of one token in the order of `listHolders`, strictly after `after` (the last entry of
+   * the previous page) when given: a seek, so `verify` can walk a token with millions of holders.
+   */
+  scanHolders(chain: string, token: string, after: HolderEntry | null, limit: number): Promise<HolderEntry[]>;
+  /**
    * Starting balances recorded for one token (see {@link BatchSeeds}), zero ones included, in the
    * backend's key order, strictly after the holder `afterHolder` when given.
    */
@@ -390,6 +473,8 @@ export interface NeoReader {
   getNeoToken(chain: string, address: string): Promise<NeoTokenRecord | null>;
   /** NEP-5 tokens and global assets together, ordered like `listTokens`. */
   listNeoTokens(chain: string, offset: number, limit: number): Promise<NeoTokenPage>;
+  /** {@link StoreReader.listAddressBalances} with the NEO fields of each token (the balance entry's `tokenInfo.c`). */
+  listNeoAddressBalances(chain: string, address: string): Promise<AddressBalance<NeoTokenRecord>[]>;
   /** Deployed contracts, newest first: block, then transaction position, descending. */
   listNeoContracts(chain: string, offset: number, limit: number): Promise<NeoContractRecord[]>;
 }
