@@ -51,6 +51,17 @@ export function decodeAmount(value: SqlValue): bigint {
   throw new TypeError('unexpected NULL amount');
 }
 
+/**
+ * The holder-list sort key of a positive balance, as `balances.rank` (migration 0007) computes it:
+ * the amount as an INTEGER up to 2^53 - 1, above that a BLOB of its byte length, then its
+ * big-endian bytes. For the seek of `scanHolders`.
+ */
+export function rankKey(amount: bigint): bigint | Buffer {
+  if (amount <= 9007199254740991n) return amount;
+  const bytes = Buffer.from(amountHexDigits(amount), 'hex');
+  return Buffer.concat([Buffer.of(bytes.length), bytes]);
+}
+
 /** {@link decodeAmount} for nullable columns. */
 export function decodeNullableAmount(value: SqlValue): bigint | null {
   return value === null ? null : decodeAmount(value);

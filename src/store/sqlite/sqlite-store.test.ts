@@ -356,14 +356,19 @@ function randomBatches(): IndexBatch[] {
 function dumpTables(path: string) {
   const db = new Database(path, { readonly: true });
   try {
+    // Address entries by the address they name: ids depend on the order addresses were met.
+    const entries = `SELECT a.chain, a.address, x.token_id, x.block_number, x.log_index
+      FROM address_transfers AS x JOIN addresses AS a ON a.id = x.address_id ORDER BY 1, 2, 3, 4, 5`;
     return Object.fromEntries(
-      ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs'].map((table) => [
-        table,
-        db
-          .prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3`)
-          .all()
-          .map((row) => ({ ...(row as object), updated_at: 0 })),
-      ]),
+      ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs', entries].map(
+        (table) => [
+          table.startsWith('SELECT') ? 'address_transfers' : table,
+          db
+            .prepare(table.startsWith('SELECT') ? table : `SELECT * FROM ${table} ORDER BY 1, 2, 3`)
+            .all()
+            .map((row) => ({ ...(row as object), updated_at: 0 })),
+        ],
+      ),
     );
   } finally {
     db.close();
