@@ -11,6 +11,7 @@ import {
   decodeTransferRow,
   pushAmountParams,
   pushHexParams,
+  pushRankParams,
   type SqlValue,
 } from './codec.js';
 import type { HexRows } from './hex-rows.js';
@@ -280,6 +281,7 @@ export function createBalances(
       pushHexParams(upserts, holder);
       pushAmountParams(upserts, amount);
       upserts.push(transfers);
+      pushRankParams(upserts, holder, amount);
     }
   }
 

@@ -5,8 +5,10 @@
  * `encodeAmount` (codec.ts) would store them. Anything else returns false and goes through the
  * general statements.
  */
+
+import { NON_HOLDERS } from '../batch-plan.js';
 import type { TransferRecord } from '../types.js';
-import { amountHexDigits, isLowerHex } from './codec.js';
+import { amountHexDigits, isLowerHex, rankHexDigits } from './codec.js';
 import type { HexStatements } from './statements.js';
 
 /** Addresses whose bytes the writer keeps at most (see `bytesOfAddress`). */
@@ -116,6 +118,9 @@ export function createHexRows(statements: HexStatements): HexRows {
       rows.params[at + 1] = bytes;
       rows.params[at + 2] = small ? amount : amountHexDigits(amount);
       rows.params[at + 3] = transfers;
+      // The rank (see `rankKey`): NULL unless positive and the holder can hold.
+      rows.params[at + 4] =
+        amount === 0n || NON_HOLDERS.has(holder) ? null : small ? amount : rankHexDigits(amount);
       return true;
     },
     flushBalanceRows(): void {

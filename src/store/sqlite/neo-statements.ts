@@ -76,8 +76,8 @@ export function prepareNeoStatements(db: Database.Database) {
         a.type AS asset_type, a.registered_time, a.registrar,
         c.time AS contract_time, c.owner AS contract_owner,
         b.amount AS balance, b.transfer_count AS holder_transfers
-      FROM balances AS b
-      JOIN tokens AS t ON t.id = b.token_id
+      FROM balances AS b INDEXED BY balances_by_holder
+      CROSS JOIN tokens AS t ON t.id = b.token_id
       LEFT JOIN neo_assets AS a ON a.chain = t.chain AND a.asset = t.address
       LEFT JOIN neo_contracts AS c ON c.chain = t.chain AND c.hash = t.address
       WHERE b.holder = ? AND t.chain = ? AND b.rank IS NOT NULL

@@ -126,7 +126,7 @@ export function prepareStatements(db: Database.Database) {
       WHERE id = @id`),
     // A balance gone to zero whose transfer count did not grow: its row goes once no transfer names it.
     zeroBalance: db.prepare(
-      `UPDATE balances SET amount = 0, transfer_count = transfer_count + ? WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE}`,
+      `UPDATE balances SET amount = 0, rank = NULL, transfer_count = transfer_count + ? WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE}`,
     ),
     dropUnnamedBalance: db.prepare(
       `DELETE FROM balances WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE} AND amount = 0 AND transfer_count = 0`,
@@ -257,7 +257,7 @@ export function prepareStatements(db: Database.Database) {
     addressBalances: db
       .prepare<[SqlValue, string], [SqlValue, number, ...TokenReadRow]>(`
         SELECT ${amountText('b.amount')}, b.transfer_count, ${tokenReadColumns('k.')}
-        FROM balances AS b JOIN tokens AS k ON k.id = b.token_id
+        FROM balances AS b INDEXED BY balances_by_holder CROSS JOIN tokens AS k ON k.id = b.token_id
         WHERE b.holder = ? AND k.chain = ? AND b.rank IS NOT NULL
         ORDER BY k.holder_count DESC, k.transfer_count DESC, k.address ASC`)
       .raw(),
@@ -286,22 +286,22 @@ export function prepareStatements(db: Database.Database) {
     holders: db
       .prepare<[string, SqlValue, number, number], [string, SqlValue]>(`
         SELECT ${hexText('b.holder')}, ${amountText('b.amount')}
-        FROM (SELECT token_id, holder, rank FROM balances
+        FROM (SELECT token_id, holder FROM balances
               WHERE token_id = ${TOKEN_ID} AND rank IS NOT NULL
               ORDER BY rank DESC, holder LIMIT +? OFFSET +?) AS p
         JOIN balances AS b ON b.token_id = p.token_id AND b.holder = p.holder
-        ORDER BY p.rank DESC, p.holder`)
+        ORDER BY b.rank DESC, b.holder`)
       .raw(),
     // `scanHolders`' seek after (rank, holder): the rest of the rank's holders, then lower ranks.
     holdersOfRankAfter: db
       .prepare<[string, SqlValue, SqlValue, SqlValue, number], [string, SqlValue]>(`
-        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances INDEXED BY balances_by_rank
         WHERE token_id = ${TOKEN_ID} AND rank IS NOT NULL AND rank = ? AND holder > ?
         ORDER BY rank DESC, holder LIMIT +?`)
       .raw(),
     holdersBelowRank: db
       .prepare<[string, SqlValue, SqlValue, number], [string, SqlValue]>(`
-        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances INDEXED BY balances_by_rank
         WHERE token_id = ${TOKEN_ID} AND rank IS NOT NULL AND rank < ?
         ORDER BY rank DESC, holder LIMIT +?`)
       .raw(),
@@ -345,11 +345,11 @@ export function prepareBulkStatements(db: Database.Database) {
     upsertBalances: multiRow(
       db,
       (rows) =>
-        `INSERT INTO balances (token_id, holder, amount, transfer_count)
-         VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ?)`, rows)}
+        `INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
+         VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ?, ${UNHEX_OR_VALUE})`, rows)}
          ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount,
-           transfer_count = transfer_count + excluded.transfer_count`,
-      6,
+           transfer_count = transfer_count + excluded.transfer_count, rank = excluded.rank`,
+      8,
       ROWS_PER_STATEMENT,
     ),
     // Answers (position in the key list, amount), so no holder comes back to be decoded and
@@ -420,10 +420,11 @@ export function prepareHexStatements(db: Database.Database) {
     bufferedRows(
       db,
       (rows) =>
-        `INSERT INTO balances (token_id, holder, amount, transfer_count) VALUES ${rowsOf(`(?, ?, ${value}, ?)`, rows)}
+        `INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
+         VALUES ${rowsOf(`(?, ?, ${value}, ?, ${value})`, rows)}
          ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount,
-           transfer_count = transfer_count + excluded.transfer_count`,
-      4,
+           transfer_count = transfer_count + excluded.transfer_count, rank = excluded.rank`,
+      5,
       BUFFERED_ROWS,
     );
   return {
