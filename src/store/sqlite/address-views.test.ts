@@ -38,9 +38,15 @@ function model(batches: IndexBatch[], transfersUpTo: number, balancesUpTo: numbe
   const holdings = new Map<string, Map<string, { balance: bigint; transferCount: number }>>();
   const holding = (token: string, address: string) => {
     let perToken = holdings.get(token);
-    if (perToken === undefined) holdings.set(token, (perToken = new Map()));
+    if (perToken === undefined) {
+      perToken = new Map();
+      holdings.set(token, perToken);
+    }
     let entry = perToken.get(address);
-    if (entry === undefined) perToken.set(address, (entry = { balance: 0n, transferCount: 0 }));
+    if (entry === undefined) {
+      entry = { balance: 0n, transferCount: 0 };
+      perToken.set(address, entry);
+    }
     return entry;
   };
   for (const t of all.filter((t) => t.blockNumber <= balancesUpTo)) {
