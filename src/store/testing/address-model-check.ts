@@ -97,6 +97,11 @@ export async function assertAddressViews(
       }
     }
     for (const token of allTokens) {
+      assert.equal(
+        await store.reader.getBalance(chain, token, address),
+        model.balance(chain, token, address, asOf),
+        at(`getBalance of ${address} for ${token}`),
+      );
       assert.deepEqual(
         await store.reader.getAddressHolding(chain, address, token),
         model.holding(chain, address, token, asOf),
