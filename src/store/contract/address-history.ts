@@ -18,14 +18,15 @@ const EDGES = [53n, 64n, 128n, 256n].flatMap((bits) => [(1n << bits) - 1n, 1n <<
 
 export function runAddressHistoryCases({ withStore }: ContractContext): void {
   describe('address reads over a random history', () => {
-    for (const seed of [16, 1616]) {
+    // One seed keeps the run to a few seconds on PostgreSQL; add seeds here to hunt a bug.
+    for (const seed of [16]) {
       test(`seed ${seed}: every read agrees with the reference model after every batch and rollback`, () =>
         withStore(async (store) => {
           const next = seededRandom(seed);
           const int = (n: number): number => Math.floor(next() * n);
           const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
           const tokens = Array.from({ length: 4 }, (_, i) => tokenAddress(i + 1));
-          const holders = Array.from({ length: 24 }, (_, i) => holder(i + 1));
+          const holders = Array.from({ length: 20 }, (_, i) => holder(i + 1));
           const parties = [ZERO_ADDRESS, DEAD_ADDRESS, ...holders];
           const value = (): bigint => {
             const kind = next();
@@ -37,7 +38,7 @@ export function runAddressHistoryCases({ withStore }: ContractContext): void {
           };
           const model = new AddressModel();
           let checkpoint = 0;
-          for (let step = 0; step < 14; step++) {
+          for (let step = 0; step < 18; step++) {
             if (checkpoint > 3 && next() < 0.2) {
               const toBlock = checkpoint - 1 - int(4);
               await store.writer.rollback('eth', toBlock, blockHash(toBlock));
