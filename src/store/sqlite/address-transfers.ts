@@ -6,8 +6,14 @@
  */
 import type Database from 'better-sqlite3';
 import { pushHexParams, UNHEX_OR_VALUE } from './codec.js';
-import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
+import { bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
 import { hexText } from './statements.js';
+
+/** Bound on the entries of one flush (a batch): 2^22, so that an id times it stays below 2^53. */
+const ENTRIES_PER_FLUSH = 4_194_304;
+
+/** Entries per insert statement: more than the other buffered rows (four small numbers a row). */
+const ENTRY_ROWS = 128;
 
 /** Address ids the writer keeps at most (about 150 bytes each). */
 const ADDRESS_IDS_KEPT = 500_000;
@@ -50,11 +56,13 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     (rows) =>
       `INSERT INTO address_transfers (address_id, token_id, block_number, log_index) VALUES ${rowsOf('(?, ?, ?, ?)', rows)}`,
     4,
-    BUFFERED_ROWS,
+    ENTRY_ROWS,
   );
   const removeEntries = db.prepare(
     'DELETE FROM address_transfers WHERE address_id = ? AND token_id = ? AND block_number > ?',
   );
+  /** Entries of the transaction not yet written, four numbers each. */
+  const pending: number[] = [];
   const cache = new Map<string, Map<string, number>>();
   let cached = 0;
 
@@ -117,16 +125,33 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     },
 
     add(addressId, tokenId, block, logIndex) {
-      const at = entries.next();
-      const p = entries.params;
-      p[at] = addressId;
-      p[at + 1] = tokenId;
-      p[at + 2] = block;
-      p[at + 3] = logIndex;
+      pending.push(addressId, tokenId, block, logIndex);
+      if (pending.length === ENTRIES_PER_FLUSH * 4) this.flush();
     },
 
-    flush: () => entries.flush(),
-    discard: () => entries.discard(),
+    flush() {
+      // Written in key order: each insert then lands next to the one before, in B-tree pages the
+      // statement just touched, instead of anywhere in the table and its index.
+      const count = pending.length / 4;
+      const order = new Float64Array(count);
+      for (let i = 0; i < count; i++) order[i] = pending[i * 4]! * ENTRIES_PER_FLUSH + i;
+      order.sort();
+      for (let k = 0; k < count; k++) {
+        const i = (order[k]! % ENTRIES_PER_FLUSH) * 4;
+        const at = entries.next();
+        const p = entries.params;
+        p[at] = pending[i];
+        p[at + 1] = pending[i + 1];
+        p[at + 2] = pending[i + 2];
+        p[at + 3] = pending[i + 3];
+      }
+      pending.length = 0;
+      entries.flush();
+    },
+    discard() {
+      pending.length = 0;
+      entries.discard();
+    },
 
     clear() {
       cache.clear();

@@ -247,7 +247,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE balances ADD COLUMN rank BLOB;
       UPDATE balances SET rank = ${RANK_OF_AMOUNT};
       CREATE INDEX balances_by_rank ON balances (token_id, rank DESC, holder) WHERE rank IS NOT NULL;
-      CREATE INDEX balances_by_holder ON balances (holder, token_id);
+      CREATE INDEX balances_by_holder ON balances (holder, token_id) WHERE rank IS NOT NULL;
     `,
     fill: fillAddressViews,
   },
