@@ -180,6 +180,60 @@ describe('address views (sqlite)', () => {
     });
   }
 
+  test('ties between tokens at one (block, log index) come by token address descending, on any page', async () => {
+    // Token ids in the opposite order of the addresses: the index order alone would be wrong.
+    const [high, low] = [
+      '0xff00000000000000000000000000000000000000',
+      '0x0000000000000000000000000000000000000001',
+    ];
+    const holder = '0x1111111111111111111111111111111111111111';
+    const at = (token: string, logIndex: number) => ({
+      token,
+      blockNumber: 1,
+      logIndex,
+      txIndex: 0,
+      txHash: `0x${'ab'.repeat(32)}`,
+      from: '0x2222222222222222222222222222222222222222',
+      to: holder,
+      value: 1n,
+      time: 1,
+    });
+    const store = await openSqliteStore({ path: freshPath(), logger: silentLogger() });
+    try {
+      await store.writer.applyBatch({
+        ...randomBatches()[0]!,
+        fromBlock: 1,
+        toBlock: 1,
+        transfers: [at(high, 0), at(high, 1), at(low, 1), at(low, 2)],
+        tokens: [high, low].map((address) => ({ address, name: 'T', symbol: 'T', decimals: 0 })),
+        pruneBlocksBelow: 0,
+      });
+      const page = async (offset: number, limit: number) =>
+        (await store.reader.listAddressTransfers('eth', holder, null, offset, limit)).map((t) => [
+          t.logIndex,
+          t.token,
+        ]);
+      const all = [
+        [2, low],
+        [1, high],
+        [1, low],
+        [0, high],
+      ];
+      assert.deepEqual(await page(0, 10), all);
+      for (let offset = 0; offset < 4; offset++) {
+        for (let limit = 1; limit <= 3; limit++) {
+          assert.deepEqual(
+            await page(offset, limit),
+            all.slice(offset, offset + limit),
+            `${offset}, ${limit}`,
+          );
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   test('a version-6 store is upgraded in place, and answers exactly like one built new', async () => {
     const built = freshPath();
     const store = await openSqliteStore({ path: built, logger: silentLogger() });
@@ -251,6 +305,9 @@ describe('address views (sqlite)', () => {
     const one = plan(sql.addressTransfersOfToken);
     assert.match(one, /SEARCH address_transfers USING PRIMARY KEY \(address_id=\? AND token_id=\?\)/, one);
     assert.doesNotMatch(one, /TEMP B-TREE|SCAN (address_transfers|transfers)/, one);
+    const byIndex = plan(sql.addressTransfersByIndex);
+    assert.match(byIndex, /COVERING INDEX address_transfers_all \(address_id=\?\)/, byIndex);
+    assert.doesNotMatch(byIndex, /TEMP B-TREE|SCAN (address_transfers|transfers|tokens)/, byIndex);
     const all = plan(sql.addressTransfers);
     assert.match(all, /COVERING INDEX address_transfers_all \(address_id=\?\)/, all);
     // Ties between tokens are sorted within a run of one (block, log index), never the whole range.

@@ -154,9 +154,14 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
           .all(chain, holder, chain, encodeHex(token), limit, offset)
           .map((row) => addressTransfer(token, row));
       }
-      return sql.addressTransfers
-        .all(chain, holder, limit, offset)
-        .map((row) => addressTransfer(row[0], row.slice(1) as AddressTransferRow));
+      // Index order is the answer unless two tokens' entries tie on (block, log index) in the page
+      // or across its edges (ties are neighbours in index order): read one entry more each side.
+      const from = Math.max(0, offset - 1);
+      let rows = sql.addressTransfersByIndex.all(chain, holder, limit + (offset - from) + 1, from);
+      const tied = rows.some((row, i) => i > 0 && row[1] === rows[i - 1]![1] && row[2] === rows[i - 1]![2]);
+      if (tied) rows = sql.addressTransfers.all(chain, holder, limit, offset);
+      else rows = rows.slice(offset - from, offset - from + limit);
+      return rows.map((row) => addressTransfer(row[0], row.slice(1) as AddressTransferRow));
     },
 
     async listHolders(chain, token, offset, limit) {

@@ -270,8 +270,20 @@ export function prepareStatements(db: Database.Database) {
         JOIN transfers AS t ON t.token_id = p.token_id AND t.block_number = p.block_number AND t.log_index = p.log_index
         ORDER BY p.block_number DESC, p.log_index DESC`)
       .raw(),
-    // Ties between tokens (NEO: asset transfers of one transaction) by token address descending:
-    // SQLite sorts only within runs of equal (block, log index) while walking the index.
+    // All tokens in index order: newest first, ties between tokens by token id. Exact unless two
+    // entries share a (block, log index), which only NEO can have: see `listAddressTransfers`.
+    addressTransfersByIndex: db
+      .prepare<[string, SqlValue, number, number], [string, ...AddressTransferRow]>(`
+        SELECT ${hexText('k.address')}, ${ADDRESS_TRANSFER_COLUMNS}
+        FROM (SELECT token_id, block_number, log_index FROM address_transfers INDEXED BY address_transfers_all
+              WHERE address_id = ${ADDRESS_ID}
+              ORDER BY block_number DESC, log_index DESC, token_id DESC LIMIT +? OFFSET +?) AS p
+        JOIN transfers AS t ON t.token_id = p.token_id AND t.block_number = p.block_number AND t.log_index = p.log_index
+        JOIN tokens AS k ON k.id = p.token_id
+        ORDER BY p.block_number DESC, p.log_index DESC, p.token_id DESC`)
+      .raw(),
+    // Ties between tokens by token address descending: SQLite sorts only within runs of equal
+    // (block, log index) while walking the index, but looks up every entry's token to do so.
     addressTransfers: db
       .prepare<[string, SqlValue, number, number], [string, ...AddressTransferRow]>(`
         SELECT ${hexText('k.address')}, ${ADDRESS_TRANSFER_COLUMNS}
