@@ -78,16 +78,17 @@ const INDEX_SQL = `
   ANALYZE address_transfers;
 `;
 
-/** Token ids in chunks of about {@link CHUNK_TRANSFERS} transfers (a larger token is a chunk of its own). */
+/** Token ids in chunks of about `size` transfers (a larger token is a chunk of its own). */
 function chunksOf(
   tokens: readonly { id: number; transfers: number }[],
+  size: number,
 ): { ids: number[]; transfers: number }[] {
   const chunks: { ids: number[]; transfers: number }[] = [];
   let current = { ids: [] as number[], transfers: 0 };
   for (const token of tokens) {
     current.ids.push(token.id);
     current.transfers += token.transfers;
-    if (current.transfers >= CHUNK_TRANSFERS) {
+    if (current.transfers >= size) {
       chunks.push(current);
       current = { ids: [], transfers: 0 };
     }
@@ -97,13 +98,25 @@ function chunksOf(
 }
 
 /** The `fill` of `0007_address_index`: schema, then the fill from `transfers`, then the indexes. */
-export async function upgradeAddressIndex(client: pg.ClientBase, logger: Logger): Promise<void> {
+export function upgradeAddressIndex(client: pg.ClientBase, logger: Logger): Promise<void> {
+  return upgradeAddressIndexInChunks(client, logger, CHUNK_TRANSFERS);
+}
+
+/** {@link upgradeAddressIndex} with chunks of about `chunkTransfers` transfers (tests make them small). */
+export async function upgradeAddressIndexInChunks(
+  client: pg.ClientBase,
+  logger: Logger,
+  chunkTransfers: number,
+): Promise<void> {
   await client.query(SCHEMA_SQL);
   // `tokens.transfer_count` is exact (every batch and rollback keeps it), so it sizes the chunks.
   const tokens = await client.query<{ id: number; transfers: string }>(
     'SELECT id, transfer_count AS transfers FROM tokens ORDER BY id',
   );
-  const chunks = chunksOf(tokens.rows.map((row) => ({ id: row.id, transfers: Number(row.transfers) })));
+  const chunks = chunksOf(
+    tokens.rows.map((row) => ({ id: row.id, transfers: Number(row.transfers) })),
+    chunkTransfers,
+  );
   const total = chunks.reduce((sum, chunk) => sum + chunk.transfers, 0);
   if (total > 0) {
     logger.info(

@@ -203,22 +203,31 @@ export function createScans(pool: pg.Pool): HistoryScans {
     },
 
     async scanHolders(chain, token, after, limit): Promise<HolderEntry[]> {
-      const result =
-        after === null
-          ? await run<{ holder: string; amount: string }>(pool, 'listHolders', [
-              chain,
-              encodeHex(token),
-              limit,
-              0,
-            ])
-          : await run<{ holder: string; amount: string }>(pool, 'scanHolders', [
-              chain,
-              encodeHex(token),
-              after.balance.toString(),
-              encodeHex(after.address),
-              limit,
-            ]);
-      return result.rows.map(toHolderEntry);
+      type Row = { holder: string; amount: string };
+      if (after === null) {
+        return (await run<Row>(pool, 'listHolders', [chain, encodeHex(token), limit, 0])).rows.map(
+          toHolderEntry,
+        );
+      }
+      const amount = after.balance.toString();
+      const tied = await run<Row>(pool, 'scanHoldersTied', [
+        chain,
+        encodeHex(token),
+        amount,
+        encodeHex(after.address),
+        limit,
+      ]);
+      const rows = tied.rows;
+      if (rows.length < limit) {
+        const below = await run<Row>(pool, 'scanHoldersBelow', [
+          chain,
+          encodeHex(token),
+          amount,
+          limit - rows.length,
+        ]);
+        rows.push(...below.rows);
+      }
+      return rows.map(toHolderEntry);
     },
 
     async scanSeedBalances(chain, token, afterHolder, limit): Promise<SeedBalance[]> {

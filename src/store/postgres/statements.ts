@@ -290,22 +290,20 @@ export const SQL = {
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
     ORDER BY amount DESC, holder ASC LIMIT $3 OFFSET $4`,
   /*
-   * The holders after ($3 amount, $4 holder) in listHolders' order, as a seek: the rest of the
-   * holders with that amount, then those with less. Two index ranges, so a walk over a token with
-   * a million equal balances never rereads the ones before.
+   * The holders after ($3 amount, $4 holder) in listHolders' order, as a seek in two index ranges
+   * (reads.ts): the rest of the holders with that amount, then those with less. A walk over a token
+   * with a million equal balances never rereads the ones before.
    */
-  scanHolders: `
-    WITH token AS (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
-    SELECT holder, amount FROM (
-      (SELECT holder, amount FROM balances
-        WHERE token_id = (SELECT id FROM token) AND ${HOLDER_PREDICATE} AND amount = $3::numeric AND holder > $4
-        ORDER BY amount DESC, holder ASC LIMIT $5)
-      UNION ALL
-      (SELECT holder, amount FROM balances
-        WHERE token_id = (SELECT id FROM token) AND ${HOLDER_PREDICATE} AND amount < $3::numeric
-        ORDER BY amount DESC, holder ASC LIMIT $5)
-    ) AS next
-    ORDER BY amount DESC, holder ASC LIMIT $5`,
+  scanHoldersTied: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
+      AND amount = $3::numeric AND holder > $4
+    ORDER BY holder ASC LIMIT $5`,
+  scanHoldersBelow: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
+      AND amount < $3::numeric
+    ORDER BY amount DESC, holder ASC LIMIT $4`,
   scanSeeds: `
     SELECT holder, amount FROM seed_balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)

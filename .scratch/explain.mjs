@@ -1,0 +1,14 @@
+import pg from 'pg';
+import { SQL } from '/work/wt/addr-pg/dist/src/store/postgres/statements.js';
+const c = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/tq_scratch_addrpg' });
+await c.connect();
+const [name, mode, ...vals] = process.argv.slice(2);
+await c.query(`SET plan_cache_mode = ${mode}`);
+const text = SQL[name];
+const n = (text.match(/\$\d+/g) ?? []).reduce((m, s) => Math.max(m, Number(s.slice(1))), 0);
+await c.query(`PREPARE p AS ${text}`);
+const args = vals.map((v) => (v === 'null' ? 'NULL' : `'${v}'`)).join(', ');
+for (let i = 0; i < 6; i++) await c.query(`EXECUTE p(${args})`);
+const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) EXECUTE p(${args})`);
+console.log(r.rows.map((x) => x['QUERY PLAN']).join('\n'));
+await c.end();
