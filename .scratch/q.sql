@@ -1,5 +1,0 @@
-\timing on
-SELECT count(*) FROM (SELECT a.token_id, a.block_number, a.log_index FROM address_transfers a WHERE a.address = '\x1200000000000000000000000000000000000000' AND a.chain = 'eth' ORDER BY a.block_number DESC, a.log_index DESC LIMIT 50 OFFSET 2450) s;
-SELECT count(*) FROM (SELECT a.token_id, a.block_number, a.log_index FROM address_transfers a WHERE a.address = '\x1200000000000000000000000000000000000000' AND a.chain = 'eth' ORDER BY a.block_number DESC, a.log_index DESC LIMIT 50 OFFSET 2450) s;
-SELECT count(*) FROM (SELECT a.token_id, a.block_number, a.log_index FROM address_transfers a WHERE a.address = '\x1200000000000000000000000000000000000000' AND a.chain = 'eth' ORDER BY a.block_number DESC, a.log_index DESC, (SELECT address FROM tokens WHERE id = a.token_id) DESC LIMIT 50 OFFSET 2450) s;
-SELECT count(*) FROM (SELECT a.token_id, a.block_number, a.log_index FROM address_transfers a WHERE a.address = '\x1200000000000000000000000000000000000000' AND a.chain = 'eth' ORDER BY a.block_number DESC, a.log_index DESC, (SELECT address FROM tokens WHERE id = a.token_id) DESC LIMIT 50 OFFSET 2450) s;
