@@ -103,9 +103,12 @@ export const SQL = {
       RETURNING token_id, log_index, block_number, from_addr, to_addr
     )
     INSERT INTO address_transfers (block_number, token_id, log_index, address, chain)
-    SELECT block_number, token_id, log_index, from_addr, $10 FROM inserted
-    UNION ALL
-    SELECT block_number, token_id, log_index, to_addr, $10 FROM inserted WHERE to_addr <> from_addr`,
+    SELECT block_number, token_id, log_index, address, $10 FROM (
+      SELECT block_number, token_id, log_index, from_addr AS address FROM inserted
+      UNION ALL
+      SELECT block_number, token_id, log_index, to_addr FROM inserted WHERE to_addr <> from_addr
+    ) AS named
+    ORDER BY address, token_id, block_number, log_index`,
   // Answers the rows actually inserted: a pair seeded before is left alone and not answered.
   insertSeeds: `
     INSERT INTO seed_balances (token_id, holder, amount)
