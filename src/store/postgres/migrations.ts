@@ -37,8 +37,8 @@ export const MIGRATIONS_TABLE = 'tokenquery_migrations';
  * - Token ids are `integer`: 4 bytes saved on every transfer and balance, and 2^31 tokens is
  *   far above any chain's count.
  * - `tokens_by_rank` serves the token list order (holders desc, transfers desc, address asc).
- * - `balances` keeps 10% free space per page so that the balance updates of each batch stay
- *   HOT (no index update) when the page has room.
+ * - `balances` keeps 10% free space per page (from when its updates were HOT; since
+ *   `0007_address_index` indexes the amount, they are not).
  * - Rollback uses the `recent_block_tokens` journal like SQLite does; `chains.journal_floor` is
  *   the lowest block from which it is complete.
  * - `text` columns that are sorted (`chains.chain`, `api_keys.id`) use the "C" collation, so
