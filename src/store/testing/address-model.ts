@@ -1,6 +1,6 @@
 /**
  * A reference model of what a `Store` answers about addresses and holders, for tests: feed it
- * the batches (and rollbacks) a store was given, and it computes, from scratch on every call,
+ * the batches (and rollbacks) a store was given, and it computes
  * what `listAddressBalances`, `getAddressHolding`, `listAddressTransfers`, `listHolders`,
  * `scanHoldings` and `scanHolders` must answer. It keeps the raw inputs only (transfers, seeds,
  * NEO outputs) and derives everything from them by the plain definitions in `types.ts` (caching
