@@ -46,7 +46,7 @@ export interface HolderPageInput {
   size: number;
   /** The token's `holderCnt`. */
   total: number;
-  /** Whether the token's balances equal `balanceOf` at the head (docs/api.md#exact). */
+  /** Whether the token's balances equal `balanceOf` at the head (docs/api.md#token-holders). */
   exact: boolean;
   /** Offset of the first holder: ranks count from `offset + 1`. */
   offset: number;

@@ -55,7 +55,7 @@ export function parseNeoHash(value: string, name = 'address'): string {
 /** A NEO address as a path gives it (also the OpenAPI parameter pattern; the checksum is checked in code). */
 export const NEO_ADDRESS = new RegExp(`^A[1-9A-HJ-NP-Za-km-z]{${NEO_ADDRESS_LENGTH - 1}}$`);
 
-/** A NEO 2.x address: base58check, 34 characters starting with `A`, checksum verified (docs/api.md#neo-addresses). */
+/** A NEO 2.x address: base58check, 34 characters starting with `A`, checksum verified (docs/api.md#addresses). */
 export function parseNeoAddress(value: string, name = 'address'): string {
   switch (neoAddressProblem(value)) {
     case null:

@@ -1,6 +1,6 @@
 /**
  * EVM family: the address operations (Address Token Balances, Address Token Balance, Address
- * Token Transfers, Address Transfers of all tokens) and Token Holders (docs/api.md#address-operations,
+ * Token Transfers, Address Transfers of all tokens) and Token Holders (docs/api.md#address-operations-and-token-holders,
  * docs/api.md#token-holders). The NEO family's are in `neo-address.ts`, with the same documentation.
  *
  * Handlers run after routing and the key check; they check the chain, then the parameters (the
@@ -205,7 +205,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
             page,
             size,
             total: token.holderCount,
-            // Every token until the exact-balances work marks the ones that are not (docs/api.md#exact).
+            // Every token until the exact-balances work marks the ones that are not (docs/api.md#token-holders).
             exact: true,
             offset,
             holders,

@@ -144,7 +144,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
             page,
             size,
             total: token.holderCount,
-            // Every token until the exact-balances work marks the ones that are not (docs/api.md#exact).
+            // Every token until the exact-balances work marks the ones that are not (docs/api.md#token-holders).
             exact: true,
             offset,
             holders: holders.map((h) => ({ address: h.address, balance: neoBalanceUnits(token, h.balance) })),
