@@ -78,7 +78,7 @@ th { color: var(--muted); font-weight: 600; font-size: 12px; }
 td.num, th.num { text-align: right; }
 tr.token { cursor: pointer; }
 tr.token:hover td, tr.token.selected td { background: #eff4ff; }
-.holders { margin: 6px 0 4px 18px; }
+.holders { margin: 6px 0 4px 18px; width: calc(100% - 18px); }
 .holders caption { text-align: left; color: var(--muted); font-size: 12px; padding: 2px 0; }
 td.id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .empty { color: var(--muted); }
