@@ -20,10 +20,12 @@
  */
 import { describe } from 'node:test';
 import type { Store } from '../types.js';
+import { runAddressCases } from './addresses.js';
 import { runApiKeyCases } from './api-keys.js';
 import { runBatchCases } from './batches.js';
 import { runChainStatusCases } from './chain-status.js';
 import type { ContractContext, StoreUnderTest } from './fixtures.js';
+import { runHolderCases } from './holders.js';
 import { runNeoCases } from './neo.js';
 import { runPersistenceCases } from './persistence.js';
 import { runReadCases } from './reads.js';
@@ -68,6 +70,8 @@ export function runStoreContractSuite(
     runChainStatusCases(context);
     runApiKeyCases(context);
     runPersistenceCases(context);
+    runAddressCases(context);
+    runHolderCases(context);
     if (options.neo !== false) runNeoCases(context);
   });
 }
