@@ -111,7 +111,7 @@ export interface RecomputedToken {
   addresses: Iterable<string>;
   /** Per address, the token's transfers naming it. */
   transferCounts: ReadonlyMap<string, number>;
-  /** The same counted only up to `balancesBlock` (null when the balances do not lag). */
+  /** The same counted only up to `balancesBlock` (null when the balances do not lag), as holdings count them then. */
   transferCountsAtBalances: ReadonlyMap<string, number> | null;
   /** The stored balances `scanBalances` gave, already compared with the sums. */
   storedBalances: ReadonlyMap<string, bigint>;
@@ -134,10 +134,8 @@ export async function verifyTokenViews(
   const { token } = facts;
   const counts: ViewCounts = { holdings: 0, holders: 0, addressLists: 0 };
 
-  // Holding rows. While balances lag the checkpoint, a row's count may be of either block.
-  const countMatches = (holder: string, stored: number) =>
-    stored === (facts.transferCounts.get(holder) ?? 0) ||
-    (facts.transferCountsAtBalances !== null && stored === (facts.transferCountsAtBalances.get(holder) ?? 0));
+  // Holding rows: their counts are as of the block their balances are (see `StoreReader`).
+  const counted = facts.transferCountsAtBalances ?? facts.transferCounts;
   const seen = new Set<string>();
   let afterHolder: string | null = null;
   for (;;) {
@@ -148,12 +146,12 @@ export async function verifyTokenViews(
       seen.add(row.holder);
       const recomputed = {
         balance: facts.expectedStored(row.holder),
-        transferCount: facts.transferCounts.get(row.holder) ?? 0,
+        transferCount: counted.get(row.holder) ?? 0,
       };
       // A wrong stored balance is reported once, as `balance`, when the holding shows the same.
       const balanceOk =
-        row.balance === recomputed.balance || row.balance === facts.storedBalances.get(row.holder);
-      if (!balanceOk || !countMatches(row.holder, row.transferCount)) {
+        row.balance === recomputed.balance || row.balance === (facts.storedBalances.get(row.holder) ?? 0n);
+      if (!balanceOk || row.transferCount !== recomputed.transferCount) {
         differences.push({
           token,
           kind: 'holding',
@@ -169,9 +167,9 @@ export async function verifyTokenViews(
     if (seen.has(holder)) continue;
     const recomputed = {
       balance: facts.expectedStored(holder),
-      transferCount: facts.transferCounts.get(holder) ?? 0,
+      transferCount: counted.get(holder) ?? 0,
     };
-    if (recomputed.balance !== 0n || !countMatches(holder, 0))
+    if (recomputed.balance !== 0n || recomputed.transferCount !== 0)
       differences.push({ token, kind: 'holding', holder, stored: null, recomputed });
   }
 

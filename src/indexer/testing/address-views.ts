@@ -17,6 +17,7 @@
  * imports), so each compares every view with its own truth through one piece of code.
  */
 import { NON_HOLDERS } from '../../store/batch-plan.js';
+import { compareHolders, compareStrings } from '../../store/testing/address-model.js';
 import type { HolderEntry, NeoReader, StoreReader, TransferRecord } from '../../store/types.js';
 
 /** The fields of a transfer the views are compared on. */
@@ -57,19 +58,6 @@ const PAGE_SIZE = 50;
 const DEEPEST_OFFSET = 49 * PAGE_SIZE;
 const HOLDER_PAGE = 500;
 
-/** Balance desc, then address asc: the order of `listHolders`. */
-export function compareHolders(a: HolderEntry, b: HolderEntry): number {
-  if (a.balance !== b.balance) return a.balance > b.balance ? -1 : 1;
-  return a.address < b.address ? -1 : a.address > b.address ? 1 : 0;
-}
-
-/** Newest first: block, log index, token address, descending (the order of `listAddressTransfers`). */
-export function compareNewestFirst(a: ViewTransfer, b: ViewTransfer): number {
-  if (a.blockNumber !== b.blockNumber) return b.blockNumber - a.blockNumber;
-  if (a.logIndex !== b.logIndex) return b.logIndex - a.logIndex;
-  return a.token < b.token ? 1 : a.token > b.token ? -1 : 0;
-}
-
 /** A token's holders as `listHolders` must answer them. */
 export function expectedHolders(balances: ReadonlyMap<string, bigint>): HolderEntry[] {
   return [...balances]
@@ -77,6 +65,10 @@ export function expectedHolders(balances: ReadonlyMap<string, bigint>): HolderEn
     .map(([address, balance]) => ({ address, balance }))
     .sort(compareHolders);
 }
+
+/** `compareNewestFirst` of the address model, for transfers without their `txIndex` and `time`. */
+const newestFirst = (a: ViewTransfer, b: ViewTransfer): number =>
+  b.blockNumber - a.blockNumber || b.logIndex - a.logIndex || compareStrings(b.token, a.token);
 
 const transferKey = (t: ViewTransfer) =>
   `${t.token}/${t.blockNumber}/${t.logIndex}/${t.txHash}/${t.from}/${t.to}/${t.value}`;
@@ -114,7 +106,7 @@ export async function diffAddressViews(
       }
     }
   }
-  for (const list of byAddress.values()) list.sort(compareNewestFirst);
+  for (const list of byAddress.values()) list.sort(newestFirst);
   const balanceOf = (token: string, address: string) => expected.get(token)?.balances.get(address) ?? 0n;
   const countOf = (token: string, address: string) =>
     (byAddress.get(address) ?? []).filter((t) => t.token === token).length;
@@ -127,7 +119,7 @@ export async function diffAddressViews(
     const ta = expected.get(a)!.transfers.length;
     const tb = expected.get(b)!.transfers.length;
     if (ta !== tb) return tb - ta;
-    return a < b ? -1 : 1;
+    return compareStrings(a, b);
   });
 
   for (const token of tokenOrder) {
