@@ -6,6 +6,9 @@
  * logs); every token's holder list equals its holders sorted by `balanceOf` descending, then
  * address ascending. Then a reorg that moves a holder's rank: once the indexer has followed it,
  * every list is right again.
+ *
+ * On SQLite; on PostgreSQL too with `TOKENQUERY_CHAOS_BACKENDS=sqlite,postgres` and
+ * `TOKENQUERY_CHAOS_POSTGRES_URL` (see `testing/chaos.ts`).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,11 +24,11 @@ import { type DeployedToken, deployDemoTokens, selector } from '../devchain/depl
 import { SPRAY_GAS_LIMIT } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
-import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { addressTraffic } from './testing/address-traffic.js';
 import { expectedHolders } from './testing/address-views.js';
+import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
 import { diffStoreAgainstNode, type NodeTruth, readNodeTruth } from './testing/evm-truth.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tq-address-views-'));
@@ -33,63 +36,71 @@ const logger = silentLogger();
 const FINALITY = 10;
 const CALLS = 3_000;
 
-let anvil: AnvilInstance;
-let tokens: DeployedToken[];
-let store: Store;
-let controller: AbortController;
-let running: Promise<void>;
+after(() => rmSync(tmp, { recursive: true, force: true }));
 
-before(async () => {
-  anvil = await startAnvil({ accounts: 30, gasLimit: SPRAY_GAS_LIMIT });
-  // Three of the demo tokens move; the fourth holds its initial mint only.
-  tokens = await deployDemoTokens(anvil.url);
-  const traffic = await addressTraffic(anvil.url, tokens.slice(0, 3), { calls: CALLS, seed: 16 });
-  assert.ok(traffic.addresses.length >= 36, `${traffic.addresses.length} addresses`);
-
-  store = await openSqliteStore({ path: join(tmp, 'views.sqlite'), logger });
-  controller = new AbortController();
-  running = createEvmIndexer({
-    chain: { name: 'eth', rpcUrl: anvil.url, fromBlock: 0, finalityDepth: FINALITY, pollIntervalMs: 20 },
-    source: createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger, retryBaseMs: 5 }), logger }),
-    store: store.writer,
-    logger,
-    signal: controller.signal,
-    tty: false,
-    supplyRefreshBlocks: 1,
-  }).run();
-});
-
-after(async () => {
-  controller?.abort();
-  await running?.catch(() => {});
-  await store?.close();
-  await anvil?.stop();
-  rmSync(tmp, { recursive: true, force: true });
-});
-
-/** Waits until the indexer has the node's head block (its hash too) and every supply read. */
-async function followed(): Promise<number> {
-  const source = createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger });
-  let head = 0;
-  await waitFor('the indexer to reach the head', async () => {
-    head = await getBlockNumber(anvil.url);
-    const [stored] = await store.writer.getBlockRefs('eth', head, head);
-    const [node] = await source.getHeaders([head]);
-    return (
-      (await store.writer.getCheckpoint('eth'))?.block === head &&
-      stored?.hash === node?.hash &&
-      (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
-    );
+for (const backend of chaosBackends(tmp)) {
+  describe(`address and holder views against a real anvil node (${backend.name})`, () => {
+    viewsScenario(backend);
   });
-  return head;
 }
 
-/** Every view compared with the node: every address's holdings and lists, every holder list. */
-async function assertViewsMatchNode(truth: NodeTruth, when: string): Promise<void> {
-  assert.deepEqual(await diffStoreAgainstNode(store, 'eth', truth, { views: true, max: 40 }), [], when);
-}
+function viewsScenario(backend: ChaosBackend): void {
+  let anvil: AnvilInstance;
+  let tokens: DeployedToken[];
+  let store: Store;
+  let controller: AbortController;
+  let running: Promise<void>;
 
-describe('address and holder views against a real anvil node', () => {
+  before(async () => {
+    anvil = await startAnvil({ accounts: 30, gasLimit: SPRAY_GAS_LIMIT });
+    // Three of the demo tokens move; the fourth holds its initial mint only.
+    tokens = await deployDemoTokens(anvil.url);
+    const traffic = await addressTraffic(anvil.url, tokens.slice(0, 3), { calls: CALLS, seed: 16 });
+    assert.ok(traffic.addresses.length >= 36, `${traffic.addresses.length} addresses`);
+
+    store = await openAt(await backend.freshLocation('views'), logger);
+    controller = new AbortController();
+    running = createEvmIndexer({
+      chain: { name: 'eth', rpcUrl: anvil.url, fromBlock: 0, finalityDepth: FINALITY, pollIntervalMs: 20 },
+      source: createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger, retryBaseMs: 5 }), logger }),
+      store: store.writer,
+      logger,
+      signal: controller.signal,
+      tty: false,
+      supplyRefreshBlocks: 1,
+    }).run();
+  });
+
+  after(async () => {
+    controller?.abort();
+    await running?.catch(() => {});
+    await store?.close();
+    await anvil?.stop();
+    await backend.cleanup();
+  });
+
+  /** Waits until the indexer has the node's head block (its hash too) and every supply read. */
+  async function followed(): Promise<number> {
+    const source = createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger });
+    let head = 0;
+    await waitFor('the indexer to reach the head', async () => {
+      head = await getBlockNumber(anvil.url);
+      const [stored] = await store.writer.getBlockRefs('eth', head, head);
+      const [node] = await source.getHeaders([head]);
+      return (
+        (await store.writer.getCheckpoint('eth'))?.block === head &&
+        stored?.hash === node?.hash &&
+        (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
+      );
+    });
+    return head;
+  }
+
+  /** Every view compared with the node: every address's holdings and lists, every holder list. */
+  async function assertViewsMatchNode(truth: NodeTruth, when: string): Promise<void> {
+    assert.deepEqual(await diffStoreAgainstNode(store, 'eth', truth, { views: true, max: 40 }), [], when);
+  }
+
   test('after a backfill of thousands of calls, every address and holder list equals balanceOf at the head', async () => {
     const head = await followed();
     const truth = await readNodeTruth(anvil.url, head);
@@ -138,4 +149,4 @@ describe('address and holder views against a real anvil node', () => {
     assert.notEqual(holders[0]!.address, last.address);
     await assertViewsMatchNode(after, 'after the reorg');
   });
-});
+}
