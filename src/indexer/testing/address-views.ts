@@ -94,12 +94,20 @@ export async function diffAddressViews(
   const holdersOf = new Map<string, HolderEntry[]>();
   const byAddress = new Map<string, ViewTransfer[]>();
   const addresses = new Set<string>();
+  /** Token → address → the token's transfers naming it (every address the token names, 0 included). */
+  const counts = new Map<string, Map<string, number>>();
   for (const [token, truth] of expected) {
     holdersOf.set(token, expectedHolders(truth.balances));
-    for (const address of truth.balances.keys()) addresses.add(address);
+    const named = new Map<string, number>();
+    counts.set(token, named);
+    for (const address of truth.balances.keys()) {
+      addresses.add(address);
+      named.set(address, 0);
+    }
     for (const t of truth.transfers) {
       for (const address of t.from === t.to ? [t.from] : [t.from, t.to]) {
         addresses.add(address);
+        named.set(address, (named.get(address) ?? 0) + 1);
         const list = byAddress.get(address) ?? [];
         list.push(t);
         byAddress.set(address, list);
@@ -108,8 +116,16 @@ export async function diffAddressViews(
   }
   for (const list of byAddress.values()) list.sort(newestFirst);
   const balanceOf = (token: string, address: string) => expected.get(token)?.balances.get(address) ?? 0n;
-  const countOf = (token: string, address: string) =>
-    (byAddress.get(address) ?? []).filter((t) => t.token === token).length;
+  const countOf = (token: string, address: string) => counts.get(token)?.get(address) ?? 0;
+  /** Per address, the tokens naming it. */
+  const tokensOf = new Map<string, Set<string>>();
+  for (const [token, named] of counts) {
+    for (const address of named.keys()) {
+      const set = tokensOf.get(address) ?? new Set<string>();
+      set.add(token);
+      tokensOf.set(address, set);
+    }
+  }
 
   // The token list's order, from the truth: holders desc, transfers desc, address asc.
   const tokenOrder = [...expected.keys()].sort((a, b) => {
@@ -147,7 +163,7 @@ export async function diffAddressViews(
       push(`token ${token}: holderCount ${record.holderCount}, ${got.length} holders listed`);
 
     // Every address the token names: its holding.
-    for (const address of [...addresses].sort()) {
+    for (const address of [...counts.get(token)!.keys()].sort()) {
       const named = countOf(token, address);
       const balance = balanceOf(token, address);
       if (named === 0 && balance === 0n) continue;
@@ -165,7 +181,7 @@ export async function diffAddressViews(
     const want = NON_HOLDERS.has(address)
       ? []
       : tokenOrder
-          .filter((token) => balanceOf(token, address) > 0n)
+          .filter((token) => tokensOf.get(address)?.has(token) === true && balanceOf(token, address) > 0n)
           .map((token) => [token, balanceOf(token, address), countOf(token, address)]);
     const got = (await reader.listAddressBalances(chain, address)).map((entry) => [
       entry.token.address,

@@ -84,10 +84,16 @@ export interface NodeTruth {
   tokens: Map<string, { transfers: NodeTransfer[]; balances: Map<string, bigint>; supply: bigint }>;
 }
 
-export async function readNodeTruth(url: string, block?: number): Promise<NodeTruth> {
+/**
+ * The node's truth at `block` (default: the head). With `fromBlock`, as an index starting there
+ * sees it (a late start): the transfers from that block on, and the balances of the addresses they
+ * name.
+ */
+export async function readNodeTruth(url: string, block?: number, fromBlock = 0): Promise<NodeTruth> {
   const head = block ?? (await getBlockNumber(url));
   const byToken = new Map<string, NodeTransfer[]>();
   for (const t of await nodeTransfers(url, head)) {
+    if (t.blockNumber < fromBlock) continue;
     const list = byToken.get(t.token) ?? [];
     list.push(t);
     byToken.set(t.token, list);
