@@ -93,10 +93,18 @@ describe('tokenquery verify', () => {
     const report = JSON.parse(lines(result.stdout).at(-1)!) as {
       tokens: number;
       transfers: number;
+      holdings: number;
+      holders: number;
+      addressLists: number;
       nodeChecks: number;
       differences: unknown[];
     };
     assert.equal(report.tokens, tokens.length);
+    // The address and holder views were checked too: every holding row, every holder, and the
+    // transfer lists of a sample of addresses per token (at least the top holder and the zero address).
+    assert.ok(report.holdings > report.holders, `holdings: ${report.holdings}, holders: ${report.holders}`);
+    assert.ok(report.holders >= tokens.length, `holders: ${report.holders}`);
+    assert.ok(report.addressLists >= 2 * tokens.length, `address lists: ${report.addressLists}`);
     assert.ok(report.transfers >= 30 + tokens.length, `transfers: ${report.transfers}`);
     assert.ok(report.nodeChecks >= tokens.length, `node checks: ${report.nodeChecks}`);
     assert.deepEqual(report.differences, []);
@@ -130,6 +138,77 @@ describe('tokenquery verify', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stdout, /transferCount: stored \d+, recomputed \d+/);
     assert.match(result.stdout, /balance of 0x[0-9a-f]{40}: stored -?\d+, recomputed -?\d+/);
+  });
+
+  test('a wrong per-address transfer count, a lost holding row and a wrong holder order are reported, exit 1', async () => {
+    // Token 2: one holder's transfer count is off by 3. Token 3: a holder's row is gone (its
+    // balance, its holding, its place among the holders). Token 4: the smallest holder's balance
+    // becomes the largest, which reorders the holders.
+    const path = await broken(
+      'views',
+      `UPDATE balances SET transfer_count = transfer_count + 3
+         WHERE (token_id, holder) = (SELECT token_id, holder FROM balances WHERE token_id = 2 AND amount > 0 LIMIT 1);
+       DELETE FROM balances
+         WHERE (token_id, holder) = (SELECT token_id, holder FROM balances WHERE token_id = 3 AND amount > 0 LIMIT 1);
+       UPDATE balances SET amount = 1000000000000000000000000000000
+         WHERE (token_id, holder) = (SELECT token_id, holder FROM balances
+           WHERE token_id = 4 AND rank IS NOT NULL ORDER BY rank ASC LIMIT 1);`,
+    );
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 1, result.stderr);
+    const out = result.stdout;
+    assert.match(
+      out,
+      /holding of 0x[0-9a-f]{40}: stored -?\d+ \((\d+) transfers\), recomputed -?\d+ \((\d+) transfers\)/,
+    );
+    const [, stored, recomputed] =
+      /holding of 0x[0-9a-f]{40}: stored -?\d+ \((\d+) transfers\), recomputed -?\d+ \((\d+) transfers\)/.exec(
+        out,
+      )!;
+    assert.equal(Number(stored) - Number(recomputed), 3);
+    assert.match(out, /holding of 0x[0-9a-f]{40}: stored no row, recomputed \d+ \(\d+ transfers\)/);
+    assert.match(out, /holders in order: stored \d+, recomputed \d+/);
+    assert.match(
+      out,
+      /holder #1: stored 0x[0-9a-f]{40} 1000000000000000000000000000000, recomputed 0x[0-9a-f]{40} \d+/,
+    );
+    assert.match(lines(out).at(-1)!, /^\d+ differences$/);
+  });
+
+  test("a lost or phantom entry of an address's transfer list is reported, exit 1", async () => {
+    // The top holder of token 1 loses its newest entry; the zero address (always sampled) gains one
+    // of a transfer that does not name it.
+    const top = `(SELECT holder FROM balances WHERE token_id = 1 AND rank IS NOT NULL ORDER BY rank DESC, holder LIMIT 1)`;
+    const path = await broken(
+      'address-lists',
+      `DELETE FROM address_transfers WHERE (address_id, token_id, block_number, log_index) = (
+         SELECT t.address_id, t.token_id, t.block_number, t.log_index FROM address_transfers t
+           JOIN addresses a ON a.id = t.address_id
+           WHERE t.token_id = 1 AND a.address = ${top}
+           ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1);
+       INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
+         SELECT a.id, t.token_id, t.block_number, t.log_index FROM transfers t, addresses a
+           WHERE t.token_id = 2 AND a.address = x'${'00'.repeat(20)}'
+             AND t.from_addr <> a.address AND t.to_addr <> a.address
+           ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1;`,
+    );
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 1, result.stderr);
+    const found = [
+      ...result.stdout.matchAll(
+        /transfers of (0x[0-9a-f]{40}), #(\d+) newest first: stored (.*), recomputed (.*)$/gm,
+      ),
+    ];
+    assert.equal(found.length, 2, result.stdout);
+    // Lost: the list goes on with what came after it. Phantom: the zero address's newest entry.
+    assert.ok(
+      found.some((m) => m[1] !== ZERO_ADDRESS && m[2] === '1'),
+      result.stdout,
+    );
+    assert.ok(
+      found.some((m) => m[1] === ZERO_ADDRESS && m[2] === '1'),
+      result.stdout,
+    );
   });
 
   test('balances written behind the checkpoint are compared as of the block the table holds', async () => {
@@ -187,5 +266,8 @@ describe('tokenquery verify', () => {
     const result = await runCli(['verify', '--db', join(dir, 'clean.sqlite'), '--chain', 'neo']);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /not an EVM chain/);
+    const sample = await runCli(['verify', '--db', join(dir, 'clean.sqlite'), '--address-sample', 'all']);
+    assert.equal(sample.code, 2);
+    assert.match(sample.stderr, /--address-sample must be a whole number/);
   });
 });
