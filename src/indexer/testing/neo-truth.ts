@@ -104,7 +104,10 @@ export function holdersOf(truth: NeoWindowTruth, asset: string): number {
   return [...(truth.balances.get(asset)?.values() ?? [])].filter((v) => v > 0n).length;
 }
 
-/** The store equals the truth of the window: every asset's transfers, holders and balances, RPX's mints, deployments. */
+/**
+ * The store equals the truth of the window: every asset's transfers, holders and balances, RPX's
+ * mints, deployments, and the address and holder views (`assertAddressViewsMatchTruth`).
+ */
 export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTruth): Promise<void> {
   for (const [asset, transfers] of truth.assetTransfers) {
     const token = await store.neo.getNeoToken('neo', asset);
@@ -149,6 +152,7 @@ export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTrut
     ]),
     truth.deployments.map((d) => [d.hash, d.time, d.name, d.author, d.ownerAddress]).reverse(),
   );
+  await assertAddressViewsMatchTruth(store, truth);
 }
 
 /**
