@@ -14,6 +14,7 @@ import type { IndexBatch, Store, TransferRecord } from '../types.js';
 import { type ContractContext, H1, H2, H3, T1, T2, T3, T4 } from './fixtures.js';
 
 const H4 = holder(4);
+const H5 = holder(5);
 const UNKNOWN = holder(0xabc);
 
 /** `[token, balance, transferCount]` of each entry of `listAddressBalances`. */
@@ -117,6 +118,9 @@ export function runAddressCases({ withStore }: ContractContext): void {
                 [H1, ZERO_ADDRESS, 3n],
                 [H1, DEAD_ADDRESS, 2n],
                 [ZERO_ADDRESS, ZERO_ADDRESS, 1n],
+                // A burn by an address the index never saw receive: the zero address's computed
+                // balance turns positive, yet it holds nothing.
+                [H3, ZERO_ADDRESS, 20n],
               ]),
               ...moves(T2, 2, [[ZERO_ADDRESS, H2, 4n]]),
             ],
@@ -126,21 +130,22 @@ export function runAddressCases({ withStore }: ContractContext): void {
         assert.deepEqual(await store.reader.listAddressBalances('eth', ''), []);
         // Whatever the store computed for it: mints take from it, burns give back.
         assert.deepEqual(await store.reader.getAddressHolding('eth', ZERO_ADDRESS, T1), {
-          balance: -7n,
-          transferCount: 3,
+          balance: 13n,
+          transferCount: 4,
         });
+        assert.deepEqual(await store.reader.listHolders('eth', T1, 0, 10), [
+          { address: H1, balance: 5n },
+          { address: DEAD_ADDRESS, balance: 2n },
+        ]);
         assert.deepEqual(keys(await store.reader.listAddressTransfers('eth', ZERO_ADDRESS, null, 0, 50)), [
           [2, 0, T2],
+          [1, 4, T1],
           [1, 3, T1],
           [1, 1, T1],
           [1, 0, T1],
         ]);
         // 0x…dead is an ordinary holder.
         assert.deepEqual(await balancesOf(store, DEAD_ADDRESS), [[T1, 2n, 1]]);
-        assert.deepEqual(await store.reader.listHolders('eth', T1, 0, 10), [
-          { address: H1, balance: 5n },
-          { address: DEAD_ADDRESS, balance: 2n },
-        ]);
         await assertAddressViews(store, model, 'eth');
       }));
 
@@ -389,11 +394,34 @@ export function runAddressCases({ withStore }: ContractContext): void {
         await assertAddressViews(store, model, 'eth');
         // A rollback keeps starting balances and takes off the transfer counts of what it removes.
         await applyBoth(store, model, [
-          seeded({ from: 12, to: 12, transfers: moves(T1, 12, [[H2, H3, 30n]]) }, 9, [[T1, H2, 0n]]),
+          seeded(
+            {
+              from: 12,
+              to: 12,
+              transfers: moves(T1, 12, [
+                [H2, H3, 30n],
+                [H5, H1, 0n],
+              ]),
+            },
+            9,
+            [
+              [T1, H2, 0n],
+              [T1, H5, 50n],
+            ],
+          ),
         ]);
         assert.deepEqual(await balancesOf(store, H3), [[T1, 25n, 2]]);
+        assert.deepEqual(await balancesOf(store, H5), [[T1, 50n, 1]]);
         await store.writer.rollback('eth', 10, blockHash(10));
         model.rollback('eth', 10);
+        // H5 holds its starting balance without a transfer naming it.
+        assert.deepEqual(await balancesOf(store, H5), [[T1, 50n, 0]]);
+        assert.deepEqual(await store.reader.listHolders('eth', T1, 0, 10), [
+          { address: H1, balance: 70n },
+          { address: H5, balance: 50n },
+          { address: H2, balance: 30n },
+          { address: H4, balance: 5n },
+        ]);
         assert.deepEqual(await store.reader.getAddressHolding('eth', H1, T1), {
           balance: 70n,
           transferCount: 1,

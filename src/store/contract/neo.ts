@@ -28,28 +28,28 @@ import type {
 } from '../types.js';
 import type { ContractContext } from './fixtures.js';
 
-const CHAIN = 'neo';
-const NEO = '0xc56f33fc6ecfcd0c225c4ab356fee59390af8560be0e930faebe74a6daff7c9b';
-const GAS = '0x602c79718b16e442de58778e148d0b1084e3b2dffd5de6b7b16cee7969282de7';
-const RPX = '0xecc6b20d3ccac1ee9ef109af5a7cdb85706b1df9';
-const NEP5_B = '0x3a4acd3647086e7c44398aac0349802e6a171129';
+export const CHAIN = 'neo';
+export const NEO = '0xc56f33fc6ecfcd0c225c4ab356fee59390af8560be0e930faebe74a6daff7c9b';
+export const GAS = '0x602c79718b16e442de58778e148d0b1084e3b2dffd5de6b7b16cee7969282de7';
+export const RPX = '0xecc6b20d3ccac1ee9ef109af5a7cdb85706b1df9';
+export const NEP5_B = '0x3a4acd3647086e7c44398aac0349802e6a171129';
 /** Base58 addresses as NEO writes them (the store keeps them as text). */
-const A1 = 'AQVh2pG732YvtNaxEGkQUei3YA4cvo7d2i';
-const A2 = 'Abf2qMs1pzQb8kYk9RuxtUb9jtRKJVuBJt';
-const A3 = 'AWKECj9RD8rS8RPcpCgYVjk1DeYyHwxZm3';
-const A4 = 'AS23ifAE5YRQ95HweVnzRmjTtDYPSYjoDC';
-const ONE = 100_000_000n;
+export const A1 = 'AQVh2pG732YvtNaxEGkQUei3YA4cvo7d2i';
+export const A2 = 'Abf2qMs1pzQb8kYk9RuxtUb9jtRKJVuBJt';
+export const A3 = 'AWKECj9RD8rS8RPcpCgYVjk1DeYyHwxZm3';
+export const A4 = 'AS23ifAE5YRQ95HweVnzRmjTtDYPSYjoDC';
+export const ONE = 100_000_000n;
 
-const time = (block: number): number => 1_500_000_000 + block * 15;
+export const time = (block: number): number => 1_500_000_000 + block * 15;
 
-const NEO_META = tokenMetadata(NEO, { name: 'NEO', symbol: 'NEO', decimals: 0 });
-const GAS_META = tokenMetadata(GAS, { name: 'GAS', symbol: 'GAS', decimals: 8 });
+export const NEO_META = tokenMetadata(NEO, { name: 'NEO', symbol: 'NEO', decimals: 0 });
+export const GAS_META = tokenMetadata(GAS, { name: 'GAS', symbol: 'GAS', decimals: 8 });
 
-function output(tx: number, n: number, asset: string, address: string, value: bigint, block: number) {
+export function output(tx: number, n: number, asset: string, address: string, value: bigint, block: number) {
   return { txid: txid(tx), n, asset, address, value, blockNumber: block };
 }
 
-function assetTransfer(
+export function assetTransfer(
   asset: string,
   block: number,
   logIndex: number,
@@ -71,7 +71,7 @@ function assetTransfer(
   });
 }
 
-function nep5Transfer(
+export function nep5Transfer(
   token: string,
   block: number,
   logIndex: number,
@@ -112,7 +112,7 @@ function deployment(
   };
 }
 
-function neoBatch(
+export function neoBatch(
   from: number,
   to: number,
   parts: Partial<NeoBatchPart> & { transfers?: TransferRecord[]; tokens?: TokenMetadata[] },
@@ -139,9 +139,9 @@ const row = (o: ReturnType<typeof output>): NeoOutputRow => ({
 });
 
 /** Genesis-like history: NEO and GAS registered in block 1, NEO issued to A1 and A2 in block 2. */
-const issue1 = output(2, 0, NEO, A1, 100n * ONE, 2);
-const issue2 = output(2, 1, NEO, A2, 50n * ONE, 2);
-function genesis(): IndexBatch {
+export const issue1 = output(2, 0, NEO, A1, 100n * ONE, 2);
+export const issue2 = output(2, 1, NEO, A2, 50n * ONE, 2);
+export function genesis(): IndexBatch {
   return neoBatch(1, 2, {
     tokens: [NEO_META],
     assets: [

@@ -16,10 +16,17 @@
  * - A batch or rollback that does not fit the checkpoint is rejected and changes nothing.
  * - Starting balances (`IndexBatch.seeds`) are recorded per (token, holder) even when zero, count
  *   once, survive rollbacks, and go away only with a token a rollback drops whole.
+ * - Address operations and holders (`addresses.ts`, `holders.ts`, `address-history.ts`, checked
+ *   against the reference model `testing/address-model.ts`): addresses order by code unit (JS `<`,
+ *   SQL `COLLATE "C"`/`BINARY`), so NEO's `AQ…` comes before `Ab…`; while balances lag the
+ *   checkpoint, a holding's `transferCount` is as of `balancesBlock` like its balance (token counts
+ *   and transfer lists stay as of the checkpoint); `scanHoldings` may list `{0n, 0}` rows beside
+ *   those the model requires (every pair with a non-zero balance or a transfer naming it).
  * NEO's choices are stated in `neo.ts`.
  */
 import { describe } from 'node:test';
 import type { Store } from '../types.js';
+import { runAddressHistoryCases } from './address-history.js';
 import { runAddressCases } from './addresses.js';
 import { runApiKeyCases } from './api-keys.js';
 import { runBatchCases } from './batches.js';
@@ -27,6 +34,7 @@ import { runChainStatusCases } from './chain-status.js';
 import type { ContractContext, StoreUnderTest } from './fixtures.js';
 import { runHolderCases } from './holders.js';
 import { runNeoCases } from './neo.js';
+import { runNeoAddressCases } from './neo-addresses.js';
 import { runPersistenceCases } from './persistence.js';
 import { runReadCases } from './reads.js';
 import { runRollbackCases } from './rollback.js';
@@ -72,6 +80,10 @@ export function runStoreContractSuite(
     runPersistenceCases(context);
     runAddressCases(context);
     runHolderCases(context);
-    if (options.neo !== false) runNeoCases(context);
+    runAddressHistoryCases(context);
+    if (options.neo !== false) {
+      runNeoCases(context);
+      runNeoAddressCases(context);
+    }
   });
 }

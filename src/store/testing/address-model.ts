@@ -82,22 +82,43 @@ export class AddressModel {
     return model;
   }
 
-  /** Records what a batch the store accepted adds. */
+  /** Records what a batch the store accepted adds: its seeds, transfers and NEO part. */
   apply(batch: IndexBatch): void {
-    const model = this.chain(batch.chain);
-    for (const seed of batch.seeds?.balances ?? []) {
+    this.addSeeds(batch.chain, batch.seeds?.balances ?? []);
+    this.addTransfers(batch.chain, batch.transfers);
+    if (batch.neo !== undefined) {
+      const { assetTransfers, outputsCreated, outputsSpent } = batch.neo;
+      this.addNeoAssets(batch.chain, assetTransfers, outputsCreated, outputsSpent);
+    }
+  }
+
+  /** Transfers of EVM or NEP-5 tokens (for a test that has them without a batch, e.g. read from a node). */
+  addTransfers(chain: string, transfers: readonly TransferRecord[]): void {
+    this.chain(chain).transfers.push(...transfers);
+  }
+
+  /** Starting balances; a (token, holder) pair already seeded keeps its first amount. */
+  addSeeds(chain: string, seeds: readonly SeedBalance[]): void {
+    const model = this.chain(chain);
+    for (const seed of seeds) {
       const key = pairKey(seed.token, seed.holder);
       if (!model.seeds.has(key)) model.seeds.set(key, { ...seed });
     }
-    model.transfers.push(...batch.transfers);
-    if (batch.neo !== undefined) {
-      const { assetTransfers, outputsCreated, outputsSpent } = batch.neo;
-      for (const t of assetTransfers) model.assets.add(t.token);
-      for (const o of [...outputsCreated, ...outputsSpent]) model.assets.add(o.asset);
-      model.transfers.push(...assetTransfers);
-      model.created.push(...outputsCreated);
-      model.spent.push(...outputsSpent);
-    }
+  }
+
+  /** NEO global assets: their transfers (counted, moving nothing) and the outputs that make balances. */
+  addNeoAssets(
+    chain: string,
+    assetTransfers: readonly TransferRecord[],
+    outputsCreated: readonly Output[],
+    outputsSpent: readonly Output[],
+  ): void {
+    const model = this.chain(chain);
+    for (const t of assetTransfers) model.assets.add(t.token);
+    for (const o of [...outputsCreated, ...outputsSpent]) model.assets.add(o.asset);
+    model.transfers.push(...assetTransfers);
+    model.created.push(...outputsCreated);
+    model.spent.push(...outputsSpent);
   }
 
   /**
