@@ -5,7 +5,8 @@
  * entries and holdings equal `balanceOf` at the head (and its transfer counts and lists the node's
  * logs); every token's holder list equals its holders sorted by `balanceOf` descending, then
  * address ascending. Then a reorg that moves a holder's rank: once the indexer has followed it,
- * every list is right again.
+ * every list is right again. Each check reads the store and, through the real HTTP API, the
+ * address operations and Token Holders (page by page, as a client would).
  *
  * On SQLite; on PostgreSQL too with `TOKENQUERY_CHAOS_BACKENDS=sqlite,postgres` and
  * `TOKENQUERY_CHAOS_POSTGRES_URL` (see `testing/chaos.ts`).
@@ -15,6 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { type ApiServer, startApiServer } from '../api/server.js';
 import { createEvmSource } from '../chains/evm/source.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { encodeCall } from '../devchain/abi.js';
@@ -22,12 +24,14 @@ import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getBlockNumber, reorg } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, selector } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT } from '../devchain/traffic.js';
+import { generateApiKey } from '../internal/api-keys.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { addressTraffic } from './testing/address-traffic.js';
 import { expectedHolders } from './testing/address-views.js';
+import { diffApiAddressViews } from './testing/api-address-view.js';
 import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
 import { diffStoreAgainstNode, type NodeTruth, readNodeTruth } from './testing/evm-truth.js';
 
@@ -50,6 +54,8 @@ function viewsScenario(backend: ChaosBackend): void {
   let store: Store;
   let controller: AbortController;
   let running: Promise<void>;
+  let server: ApiServer;
+  let key: string;
 
   before(async () => {
     anvil = await startAnvil({ accounts: 30, gasLimit: SPRAY_GAS_LIMIT });
@@ -70,9 +76,20 @@ function viewsScenario(backend: ChaosBackend): void {
       tty: false,
       supplyRefreshBlocks: 1,
     }).run();
+    const generated = generateApiKey();
+    await store.keys.createApiKey({
+      id: generated.id,
+      hash: generated.hash,
+      label: 'views',
+      createdAt: 0,
+      revokedAt: null,
+    });
+    key = generated.key;
+    server = await startApiServer({ store, logger, chains: ['eth'], host: '127.0.0.1', port: 0 });
   });
 
   after(async () => {
+    await server?.close();
     controller?.abort();
     await running?.catch(() => {});
     await store?.close();
@@ -100,6 +117,12 @@ function viewsScenario(backend: ChaosBackend): void {
   /** Every view compared with the node: every address's holdings and lists, every holder list. */
   async function assertViewsMatchNode(truth: NodeTruth, when: string): Promise<void> {
     assert.deepEqual(await diffStoreAgainstNode(store, 'eth', truth, { views: true, max: 40 }), [], when);
+    const supplies = new Map([...truth.tokens].map(([token, t]) => [token, t.supply]));
+    assert.deepEqual(
+      await diffApiAddressViews(server.url, key, 'eth', truth.tokens, { supplies, max: 40 }),
+      [],
+      `${when}, through the API`,
+    );
   }
 
   test('after a backfill of thousands of calls, every address and holder list equals balanceOf at the head', async () => {

@@ -74,27 +74,30 @@ const transferKey = (t: ViewTransfer) =>
   `${t.token}/${t.blockNumber}/${t.logIndex}/${t.txHash}/${t.from}/${t.to}/${t.value}`;
 const show = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
 
-/**
- * Differences between the store's address and holder views and `expected` (empty when equal),
- * at most `options.max` of them.
- */
-export async function diffAddressViews(
-  reader: StoreReader,
-  chain: string,
-  expected: ExpectedViews,
-  options: AddressViewOptions = {},
-): Promise<string[]> {
-  const out: string[] = [];
-  const max = options.max ?? 20;
-  const push = (line: string) => {
-    if (out.length < max) out.push(line);
-  };
+/** What the views must answer, worked out from the truth once (see the module comment). */
+export interface DerivedViews {
+  /** Token → its holders in `listHolders` order. */
+  holdersOf: Map<string, HolderEntry[]>;
+  /** Address → its transfers of every token, newest first. */
+  byAddress: Map<string, ViewTransfer[]>;
+  /** Every address named, zero address included. */
+  addresses: string[];
+  /** Token → address → the token's transfers naming it (every address the token names, 0 included). */
+  counts: Map<string, Map<string, number>>;
+  /** Address → the tokens naming it. */
+  tokensOf: Map<string, Set<string>>;
+  /** The token list's order: holders desc, transfers desc, address asc. */
+  tokenOrder: string[];
+  balanceOf(token: string, address: string): bigint;
+  countOf(token: string, address: string): number;
+  /** The balance entries of an address: [token, balance, transfer count], in the token list's order. */
+  entriesOf(address: string): [string, bigint, number][];
+}
 
-  // Per token: its holders, and per address its transfer count and newest-first transfers.
+export function deriveViews(expected: ExpectedViews): DerivedViews {
   const holdersOf = new Map<string, HolderEntry[]>();
   const byAddress = new Map<string, ViewTransfer[]>();
   const addresses = new Set<string>();
-  /** Token → address → the token's transfers naming it (every address the token names, 0 included). */
   const counts = new Map<string, Map<string, number>>();
   for (const [token, truth] of expected) {
     holdersOf.set(token, expectedHolders(truth.balances));
@@ -117,7 +120,6 @@ export async function diffAddressViews(
   for (const list of byAddress.values()) list.sort(newestFirst);
   const balanceOf = (token: string, address: string) => expected.get(token)?.balances.get(address) ?? 0n;
   const countOf = (token: string, address: string) => counts.get(token)?.get(address) ?? 0;
-  /** Per address, the tokens naming it. */
   const tokensOf = new Map<string, Set<string>>();
   for (const [token, named] of counts) {
     for (const address of named.keys()) {
@@ -126,17 +128,48 @@ export async function diffAddressViews(
       tokensOf.set(address, set);
     }
   }
+  const tokenOrder = [...expected.keys()].sort(
+    (a, b) =>
+      holdersOf.get(b)!.length - holdersOf.get(a)!.length ||
+      expected.get(b)!.transfers.length - expected.get(a)!.transfers.length ||
+      compareStrings(a, b),
+  );
+  const entriesOf = (address: string): [string, bigint, number][] =>
+    NON_HOLDERS.has(address)
+      ? []
+      : tokenOrder
+          .filter((token) => tokensOf.get(address)?.has(token) === true && balanceOf(token, address) > 0n)
+          .map((token) => [token, balanceOf(token, address), countOf(token, address)]);
+  return {
+    holdersOf,
+    byAddress,
+    addresses: [...addresses].sort(compareStrings),
+    counts,
+    tokensOf,
+    tokenOrder,
+    balanceOf,
+    countOf,
+    entriesOf,
+  };
+}
 
-  // The token list's order, from the truth: holders desc, transfers desc, address asc.
-  const tokenOrder = [...expected.keys()].sort((a, b) => {
-    const ha = holdersOf.get(a)!.length;
-    const hb = holdersOf.get(b)!.length;
-    if (ha !== hb) return hb - ha;
-    const ta = expected.get(a)!.transfers.length;
-    const tb = expected.get(b)!.transfers.length;
-    if (ta !== tb) return tb - ta;
-    return compareStrings(a, b);
-  });
+/**
+ * Differences between the store's address and holder views and `expected` (empty when equal),
+ * at most `options.max` of them.
+ */
+export async function diffAddressViews(
+  reader: StoreReader,
+  chain: string,
+  expected: ExpectedViews,
+  options: AddressViewOptions = {},
+): Promise<string[]> {
+  const out: string[] = [];
+  const max = options.max ?? 20;
+  const push = (line: string) => {
+    if (out.length < max) out.push(line);
+  };
+  const views = deriveViews(expected);
+  const { holdersOf, byAddress, addresses, counts, tokenOrder, balanceOf, countOf } = views;
 
   for (const token of tokenOrder) {
     if (out.length >= max) break;
@@ -163,7 +196,7 @@ export async function diffAddressViews(
       push(`token ${token}: holderCount ${record.holderCount}, ${got.length} holders listed`);
 
     // Every address the token names: its holding.
-    for (const address of [...counts.get(token)!.keys()].sort()) {
+    for (const address of [...counts.get(token)!.keys()].sort(compareStrings)) {
       const named = countOf(token, address);
       const balance = balanceOf(token, address);
       if (named === 0 && balance === 0n) continue;
@@ -176,13 +209,9 @@ export async function diffAddressViews(
   }
 
   // Every address: the tokens it holds, in the token list's order.
-  for (const address of [...addresses].sort()) {
+  for (const address of addresses) {
     if (out.length >= max) break;
-    const want = NON_HOLDERS.has(address)
-      ? []
-      : tokenOrder
-          .filter((token) => tokensOf.get(address)?.has(token) === true && balanceOf(token, address) > 0n)
-          .map((token) => [token, balanceOf(token, address), countOf(token, address)]);
+    const want = views.entriesOf(address);
     const got = (await reader.listAddressBalances(chain, address)).map((entry) => [
       entry.token.address,
       entry.balance,
@@ -202,7 +231,7 @@ export async function diffAddressViews(
   }
 
   // A sample of addresses: their transfer lists, page by page.
-  for (const address of sampleAddresses(addresses, holdersOf, options.transferSample)) {
+  for (const address of sampleAddresses(views, options.transferSample)) {
     if (out.length >= max) break;
     const all = byAddress.get(address) ?? [];
     for (const token of [null, ...tokenOrder]) {
@@ -228,17 +257,14 @@ export async function diffAddressViews(
 }
 
 /** The addresses whose transfer lists are walked (see `AddressViewOptions.transferSample`). */
-function sampleAddresses(
-  addresses: ReadonlySet<string>,
-  holdersOf: ReadonlyMap<string, HolderEntry[]>,
-  size: number | undefined,
-): string[] {
-  const sorted = [...addresses].sort();
+export function sampleAddresses(views: DerivedViews, size: number | undefined): string[] {
+  const { addresses: sorted, holdersOf } = views;
   if (size === undefined || size >= sorted.length) return sorted;
   const chosen = new Set<string>();
   const top = Math.max(1, Math.floor(size / 2 / Math.max(1, holdersOf.size)));
   for (const holders of holdersOf.values()) for (const h of holders.slice(0, top)) chosen.add(h.address);
-  for (const address of NON_HOLDERS) if (addresses.has(address)) chosen.add(address);
+  for (const address of NON_HOLDERS)
+    if (views.counts.size > 0 && views.tokensOf.has(address)) chosen.add(address);
   const step = sorted.length / Math.max(1, size - chosen.size);
   for (let i = 0; chosen.size < size && i < sorted.length; i++)
     chosen.add(sorted[Math.floor(i * step) % sorted.length]!);
