@@ -25,6 +25,7 @@ import {
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { createEvmIndexer } from '../indexer/evm-indexer.js';
 import { diffAddressViews, type ExpectedToken } from '../indexer/testing/address-views.js';
+import { verifyChain } from '../indexer/verify.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
@@ -254,6 +255,10 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       [...views.values()].filter((t) => [...t.balances.values()].some((b) => b > 0n)).length > 100,
       'tokens with holders',
     );
+    // `verify` finds the imported store consistent, its address and holder views included.
+    const report = await verifyChain({ store, chain: 'eth', source: null, logger });
+    assert.deepEqual(report.differences, []);
+    assert.ok(report.addressLists > views.size, `address lists verified: ${report.addressLists}`);
     // Blocks inside the unfinalized window (64 below the head) carry refs for reorg detection.
     const refs = await store.writer.getBlockRefs('eth', 0, last);
     assert.deepEqual(
