@@ -33,10 +33,12 @@ import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
 import { createOperatorViews } from './operator.js';
 import { createLocalRateLimiter, type RateLimiter } from './rate-limiter.js';
 import { createResponseCache, type ResponseCache } from './response-cache.js';
+import { evmAddressRoutes } from './routes/address.js';
 import { docsRoutes } from './routes/docs.js';
 import { evmTokenRoutes } from './routes/evm-tokens.js';
 import { healthRoutes } from './routes/health.js';
 import { neoRoutes } from './routes/neo.js';
+import { neoAddressRoutes } from './routes/neo-address.js';
 import { evmSupplyRoutes } from './routes/supply.js';
 import { matchesOperation, type RouteContext } from './routing.js';
 
@@ -218,6 +220,8 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   evmTokenRoutes(app, ctx);
   evmSupplyRoutes(app, ctx);
   neoRoutes(app, ctx);
+  evmAddressRoutes(app, ctx);
+  neoAddressRoutes(app, ctx);
   if (where === 'same') docsRoutes(app);
 
   let operator: FastifyInstance | null = null;

@@ -29,7 +29,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
   </section>
   <div class="columns">
     <section class="panel">
-      <h2>Top tokens by holders</h2>
+      <h2>Top tokens by holders <small>(select one for its top holders)</small></h2>
       <div id="tokens"></div>
     </section>
     <section class="panel">
@@ -76,6 +76,10 @@ table { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nu
 th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid var(--line); white-space: nowrap; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; }
 td.num, th.num { text-align: right; }
+tr.token { cursor: pointer; }
+tr.token:hover td, tr.token.selected td { background: #eff4ff; }
+.holders { margin: 6px 0 4px 18px; width: calc(100% - 18px); }
+.holders caption { text-align: left; color: var(--muted); font-size: 12px; padding: 2px 0; }
 td.id { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .empty { color: var(--muted); }
 .note { color: var(--muted); font-size: 12px; }
@@ -89,6 +93,9 @@ export const DASHBOARD_JS = `'use strict';
   var COLORS = ['#175cd3', '#e04f16', '#12b76a', '#7a5af8', '#c11574'];
   var chart = null;
   var chartChains = '';
+  /** The token whose holders are shown, per chain (its shortened id); the first token by default. */
+  var selected = {};
+  var lastData = null;
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -186,6 +193,7 @@ export const DASHBOARD_JS = `'use strict';
   }
 
   function renderLists(data) {
+    lastData = data;
     var tokens = document.getElementById('tokens');
     var transfers = document.getElementById('transfers');
     var tokenBlocks = [];
@@ -193,11 +201,32 @@ export const DASHBOARD_JS = `'use strict';
     Object.keys(data.topTokens).forEach(function (chain) {
       var list = data.topTokens[chain];
       tokenBlocks.push(el('h4', null, [chain]));
-      tokenBlocks.push(list.length === 0 ? el('p', { 'class': 'empty' }, ['No tokens yet.']) :
-        table([['#'], ['Token'], ['Contract', 'id'], ['Holders', 'num'], ['Transfers', 'num']],
-          list.map(function (t, i) {
-            return [String(i + 1), t.symbol || t.name || '?', t.token, fmt(t.holders), fmt(t.transfers)];
-          })));
+      if (list.length === 0) {
+        tokenBlocks.push(el('p', { 'class': 'empty' }, ['No tokens yet.']));
+        return;
+      }
+      var shown = list.filter(function (t) { return t.token === selected[chain]; })[0] || list[0];
+      var tokenTable = table([['#'], ['Token'], ['Contract', 'id'], ['Holders', 'num'], ['Transfers', 'num']],
+        list.map(function (t, i) {
+          return [String(i + 1), t.symbol || t.name || '?', t.token, fmt(t.holders), fmt(t.transfers)];
+        }));
+      Array.prototype.forEach.call(tokenTable.querySelectorAll('tbody tr'), function (row, i) {
+        var token = list[i];
+        row.className = 'token' + (token === shown ? ' selected' : '');
+        row.addEventListener('click', function () {
+          selected[chain] = token.token;
+          renderLists(lastData);
+        });
+      });
+      tokenBlocks.push(tokenTable);
+      var holders = table([['Rank', 'num'], ['Holder', 'id'], ['Amount', 'num'], ['% of supply', 'num']],
+        shown.topHolders.map(function (h, i) {
+          return [String(i + 1), h.address, h.amount, h.percentage === null ? '–' : h.percentage + ' %'];
+        }));
+      holders.className = 'holders';
+      holders.insertBefore(el('caption', null,
+        ['Top holders of ' + (shown.symbol || shown.name || shown.token)]), holders.firstChild);
+      tokenBlocks.push(shown.topHolders.length === 0 ? el('p', { 'class': 'empty holders' }, ['No holders.']) : holders);
     });
     Object.keys(data.recentTransfers).forEach(function (chain) {
       var list = data.recentTransfers[chain];

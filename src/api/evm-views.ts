@@ -4,7 +4,7 @@
  * `value` are strings; counts, `index`, `block_no`, `time`, `conformations` are numbers.
  */
 import { formatUnits } from '../internal/amount.js';
-import type { TokenPage, TokenRecord, TransferRecord } from '../store/types.js';
+import type { AddressBalance, TokenPage, TokenRecord, TransferRecord } from '../store/types.js';
 import { envelopeSchema, schema } from './envelope.js';
 
 /** `tokenInfo.t` and the supply bodies: decimal-adjusted total supply, or null when unknown. */
@@ -174,4 +174,35 @@ export function tokenPage(chain: string, page: number, size: number, result: Tok
       ic: token.icon,
     })),
   };
+}
+
+// ---- Address Token Balance(s) ----
+
+/**
+ * What an address balance shows: the store's balance, never below zero. A balance computed from
+ * transfers is negative while a late start has not seeded the holder; `balanceOf` never is.
+ */
+export const shownBalance = (balance: bigint): bigint => (balance < 0n ? 0n : balance);
+
+export const balanceListSchema = envelopeSchema(
+  schema.array(
+    schema.object({
+      network: schema.string,
+      hash: schema.string,
+      tokenInfo: schema.object({ h: schema.string, f: schema.string, s: schema.string, d: schema.string }),
+      transferCnt: schema.integer,
+      balance: schema.string,
+    }),
+  ),
+);
+
+/** Balance entries: `balance` is the raw integer in the token's smallest unit, as `value` is. */
+export function balanceList(entries: readonly AddressBalance[]) {
+  return entries.map(({ token, balance, transferCount }) => ({
+    network: token.chain.toUpperCase(),
+    hash: token.address,
+    tokenInfo: { h: token.address, f: token.name, s: token.symbol, d: String(token.decimals) },
+    transferCnt: transferCount,
+    balance: shownBalance(balance).toString(),
+  }));
 }

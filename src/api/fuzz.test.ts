@@ -95,7 +95,7 @@ function pick<T>(random: () => number, list: readonly T[]): T {
   return list[Math.floor(random() * list.length)]!;
 }
 
-/** A request path, from the 13 operation shapes with hostile parts, or noise. */
+/** A request path, from the operation shapes (the 13 and the address and holder ones) with hostile parts, or noise. */
 function hostilePath(random: () => number, key: string): string {
   const a = () => pick(random, ADDRESSES);
   const n = () => pick(random, NUMBERS);
@@ -112,6 +112,11 @@ function hostilePath(random: () => number, key: string): string {
     () => `/vipapi/neo/token/tokentrans/${a()}/${n()}/${n()}`,
     () => `/vipapi/neo/assets/${n()}/${n()}`,
     () => `/vipapi/neo/contracts/${n()}/${n()}`,
+    () => `/vipapi/${c()}/address/tokenbalance/${a()}`,
+    () => `/vipapi/${c()}/address/tokenbalance/${a()}/${a()}`,
+    () => `/vipapi/${c()}/address/tokentrans/${a()}/${a()}/${n()}/${n()}`,
+    () => `/vipapi/${c()}/address/tokentrans/${a()}/${n()}/${n()}`,
+    () => `/vipapi/${c()}/token/holders/${a()}/${n()}/${n()}`,
     () => `/${a()}/${a()}`,
     () => `/vipapi/${'x/'.repeat(Math.floor(random() * 50))}`,
   ];

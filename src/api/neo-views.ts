@@ -8,9 +8,16 @@
  * `t` is null in Token Info and in transfer records and the total supply in the asset
  * operations (docs/api.md#neo-t-and-circulationsupply), null there only when the node could not say.
  */
-import type { NeoContractRecord, NeoTokenPage, NeoTokenRecord, TransferRecord } from '../store/types.js';
+import { fixed8ToAssetUnits } from '../internal/neo.js';
+import type {
+  AddressBalance,
+  NeoContractRecord,
+  NeoTokenPage,
+  NeoTokenRecord,
+  TransferRecord,
+} from '../store/types.js';
 import { envelopeSchema, type JsonSchema, schema } from './envelope.js';
-import { totalSupplyText } from './evm-views.js';
+import { shownBalance, totalSupplyText } from './evm-views.js';
 
 /** `network` of every NEO payload. */
 export const NEO_NETWORK = 'NEO';
@@ -252,5 +259,56 @@ export function neoContractList(contracts: NeoContractRecord[]) {
     contractAddress: c.hash,
     // A deployment without a witness has no owner; the field is a string in every shape.
     ownerAddress: c.ownerAddress ?? '',
+  }));
+}
+
+// ---- Address Token Balance(s) ----
+
+/** A global asset's id is 32 bytes (`0x` + 64 hex); a NEP-5 script hash is 20. */
+export const isNeoAssetId = (address: string): boolean => address.length === 66;
+
+/**
+ * A balance as the store keeps it → the token's smallest unit, the unit of transfer `value`,
+ * `d` and the total supply. The store sums a global asset's unspent outputs in Fixed8 units
+ * (10^-8 whatever the asset's precision: 244 NEO is 24400000000); NEP-5 balances are raw already.
+ * Never below zero (see {@link shownBalance}).
+ */
+export function neoBalanceUnits(token: Pick<NeoTokenRecord, 'address' | 'decimals'>, stored: bigint): bigint {
+  const balance = shownBalance(stored);
+  return isNeoAssetId(token.address) ? fixed8ToAssetUnits(balance, token.decimals) : balance;
+}
+
+export const neoBalanceListSchema = envelopeSchema(
+  schema.array(
+    schema.object({
+      network: schema.string,
+      hash: schema.string,
+      tokenInfo: schema.object({
+        h: schema.string,
+        f: schema.string,
+        s: schema.string,
+        d: schema.string,
+        c: schema.string,
+      }),
+      transferCnt: schema.integer,
+      balance: schema.string,
+    }),
+  ),
+);
+
+/** NEO balance entries: the EVM entry with `tokenInfo.c`, balances in the token's smallest unit. */
+export function neoBalanceList(entries: readonly AddressBalance<NeoTokenRecord>[]) {
+  return entries.map(({ token, balance, transferCount }) => ({
+    network: NEO_NETWORK,
+    hash: token.address,
+    tokenInfo: {
+      h: token.address,
+      f: token.name,
+      s: token.symbol,
+      d: String(token.decimals),
+      c: token.category,
+    },
+    transferCnt: transferCount,
+    balance: neoBalanceUnits(token, balance).toString(),
   }));
 }

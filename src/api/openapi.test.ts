@@ -43,6 +43,20 @@ const SPEC_OPERATIONS = [
   '/vipapi/contracts/neo/{page}/{size}',
 ];
 
+/**
+ * The address operations and Token Holders of docs/api.md#address-operations and
+ * #token-holders: `{address}` is the address asked about, `{token}` the token (Token Holders
+ * names its token `{address}`, like the other token operations).
+ */
+const ADDRESS_OPERATIONS = ['{chain}', 'neo'].flatMap((chain) => [
+  `/vipapi/${chain}/address/tokenbalance/{address}`,
+  `/vipapi/${chain}/address/tokenbalance/{address}/{token}`,
+  `/vipapi/${chain}/address/tokentrans/{address}/{token}/{page}/{size}`,
+  `/vipapi/${chain}/address/tokentrans/{address}/{page}/{size}`,
+  `/vipapi/${chain}/token/holders/{address}/{page}/{size}`,
+]);
+const ALL_OPERATIONS = [...SPEC_OPERATIONS, ...ADDRESS_OPERATIONS];
+
 // ---- a small NEO index beside the fixture's EVM data ----
 
 const RPX = '0xecc6b20d3ccac1ee9ef109af5a7cdb85706b1df9';
@@ -160,14 +174,14 @@ describe('the document', () => {
     assert.ok(result.valid, JSON.stringify(result.errors, null, 1));
   });
 
-  test("lists exactly docs/api.md's 13 operations under /vipapi/, GET only, each with the key", () => {
+  test("lists exactly docs/api.md's 13 + 10 operations under /vipapi/, GET only, each with the key", () => {
     const vipapi = Object.keys(doc.paths).filter((p) => p.startsWith('/vipapi/'));
-    assert.deepEqual([...vipapi].sort(), [...SPEC_OPERATIONS].sort());
-    for (const path of SPEC_OPERATIONS) {
+    assert.deepEqual([...vipapi].sort(), [...ALL_OPERATIONS].sort());
+    for (const path of ALL_OPERATIONS) {
       assert.deepEqual(Object.keys(doc.paths[path] ?? {}), ['get'], path);
       assert.deepEqual(operation(path).security, [{ apikey: [] }], path);
     }
-    assert.equal(new Set(SPEC_OPERATIONS.map((p) => operation(p).operationId)).size, 13);
+    assert.equal(new Set(ALL_OPERATIONS.map((p) => operation(p).operationId)).size, 23);
   });
 
   test('the key is a query parameter named apikey, as the server reads it', () => {
@@ -332,8 +346,37 @@ describe('every operation answers as documented', () => {
     });
   }
 
+  for (const path of ADDRESS_OPERATIONS) {
+    const neo = !path.includes('{chain}');
+    const holders = path.includes('/holders/');
+    // Token Holders' {address} is its token.
+    const ok: Record<string, string> = neo
+      ? { address: holders ? RPX : A1, token: RPX, page: '1', size: '10' }
+      : { chain: 'eth', address: holders ? USDC : ALICE, token: USDC, page: '1', size: '10' };
+    test(path, async () => {
+      await exercise(path, ok);
+      await exercise(path, ok, null);
+      await exercise(path, ok, 'not-a-key');
+      if (neo) await exercise(path, ok, noNeo.key, noNeo);
+      else await exercise(path, { ...ok, chain: 'kcs' });
+      await exercise(path, { ...ok, address: neo ? '0x12' : UPPER_CASE });
+      const unknownToken = neo ? `0x${'9'.repeat(40)}` : UNKNOWN;
+      if (holders) await exercise(path, { ...ok, address: unknownToken });
+      else await exercise(path, { ...ok, address: neo ? A2 : UNKNOWN });
+      if (path.includes('{token}')) {
+        await exercise(path, { ...ok, token: unknownToken });
+        await exercise(path, { ...ok, token: neo ? GAS.slice(2).toUpperCase() : NOSUPPLY });
+      }
+      if (path.includes('{page}')) {
+        await exercise(path, { ...ok, page: '0' });
+        await exercise(path, { ...ok, size: '51' });
+        await exercise(path, { ...ok, page: '50', size: '50' });
+      }
+    });
+  }
+
   test('every documented answer of every operation occurred', () => {
-    for (const path of SPEC_OPERATIONS) {
+    for (const path of ALL_OPERATIONS) {
       const op = operation(path);
       const expected = new Set<string>(['401/50003']);
       for (const [status, response] of Object.entries(op.responses)) {
@@ -395,12 +438,41 @@ describe('path parameters: the schemas say what the handlers accept', () => {
       [RPX, RPX.slice(2), RPX.toUpperCase(), GAS, `0X${GAS.slice(2).toUpperCase()}`],
       [`${RPX}0`, GAS.slice(0, 60), '0xzz', `0x${'1'.repeat(50)}`],
     ],
+    [
+      'EVM holder address',
+      '/vipapi/{chain}/address/tokenbalance/{address}',
+      EVM_OK,
+      [ALICE, UNKNOWN],
+      [UPPER_CASE, USDC.slice(2), `${USDC}0`, 'alice', ''],
+    ],
+    [
+      'NEO address',
+      '/vipapi/neo/address/tokenbalance/{address}',
+      NEO_OK,
+      [A1, A2],
+      [A1.slice(1), `${A1}1`, `B${A1.slice(1)}`, `${A1.slice(0, -1)}0`, RPX, ''],
+    ],
+    [
+      'EVM token',
+      '/vipapi/{chain}/address/tokenbalance/{address}/{token}',
+      { ...EVM_OK, address: ALICE },
+      [USDC, UNKNOWN],
+      [UPPER_CASE, USDC.slice(2), 'usdc', ''],
+    ],
+    [
+      'NEO token',
+      '/vipapi/neo/address/tokenbalance/{address}/{token}',
+      { address: A1 },
+      [RPX, RPX.slice(2), GAS.toUpperCase().replace('0X', '0x')],
+      [`${RPX}0`, '0xzz', A1],
+    ],
     ['page', '/vipapi/{chain}/tokens/{page}/{size}', EVM_OK, ['1', '50'], ['0', '51', '-1', '1.0', 'one']],
     ['size', '/vipapi/{chain}/tokens/{page}/{size}', EVM_OK, ['1', '50'], ['0', '51', '+5', '1e1']],
   ];
   for (const [label, path, ok, accepted, refused] of cases) {
     test(label, async () => {
-      const name = label === 'page' || label === 'size' ? label : 'address';
+      const name =
+        label === 'page' || label === 'size' ? label : label.endsWith('token') ? 'token' : 'address';
       const parameter = operation(path).parameters?.find((p) => p.name === name);
       assert.ok(parameter, `${path} documents no ${name}`);
       assert.equal(parameter.in, 'path');

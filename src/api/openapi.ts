@@ -31,8 +31,10 @@ import {
   EVM_ADDRESS,
   MAX_PAGE,
   MAX_PAGE_SIZE,
+  NEO_ADDRESS,
   NEO_HASH,
   parseEvmAddress,
+  parseNeoAddress,
   parseNeoHash,
   parsePaging,
 } from './params.js';
@@ -80,7 +82,10 @@ function escapeRegExp(text: string): string {
 /** What the handlers answer for a malformed first parameter of `url` (an example message). */
 function parameterError(url: string, family: Family): ApiError {
   try {
-    if (url.includes('/:address')) {
+    if (isAddressOperation(url)) {
+      if (family === 'NEO') parseNeoAddress('');
+      else parseEvmAddress('');
+    } else if (url.includes('/:address')) {
       if (family === 'NEO') parseNeoHash('');
       else parseEvmAddress('');
     } else {
@@ -92,6 +97,9 @@ function parameterError(url: string, family: Family): ApiError {
   }
   return invalidParameter('malformed path parameter');
 }
+
+/** The address operations: their `:address` is the holder's address, and `:token` the token's. */
+const isAddressOperation = (url: string): boolean => url.includes('/address/');
 
 /** A response with an error envelope only. */
 function errorResponse(error: ApiError, description: string): JsonSchema {
@@ -116,6 +124,33 @@ function paramsSchema(url: string, family: Family, chains: readonly string[]): J
         description:
           `EVM chain abbreviation. This server serves: ${served.length > 0 ? served.join(', ') : 'none'}; ` +
           'the others answer 50001.',
+      };
+    } else if (name === 'address' && isAddressOperation(url)) {
+      properties[name] =
+        family === 'EVM'
+          ? {
+              type: 'string',
+              pattern: EVM_ADDRESS.source,
+              description: 'The address asked about: `0x` and 40 lower-case hex digits.',
+            }
+          : {
+              type: 'string',
+              pattern: NEO_ADDRESS.source,
+              description:
+                'The address asked about: a NEO 2.x base58check address (34 characters starting with `A`, checksum verified).',
+            };
+    } else if (name === 'token' && family === 'EVM') {
+      properties[name] = {
+        type: 'string',
+        pattern: EVM_ADDRESS.source,
+        description: 'Token contract address: `0x` and 40 lower-case hex digits.',
+      };
+    } else if (name === 'token' && family === 'NEO') {
+      properties[name] = {
+        type: 'string',
+        pattern: NEO_HASH.source,
+        description:
+          'NEP-5 script hash (40 hex digits) or global asset id (64 hex digits), with or without `0x`, either case.',
       };
     } else if (name === 'address' && family === 'EVM') {
       properties[name] = {

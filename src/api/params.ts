@@ -2,6 +2,7 @@
  * Request-parameter validation: the API's edge. Every failure is a 10001 `invalid parameter`
  * whose message says what and why, without echoing the value (it may be long or hostile).
  */
+import { NEO_ADDRESS_LENGTH, neoAddressProblem } from '../internal/neo.js';
 import { invalidParameter } from './errors.js';
 
 /** Most entries per page and highest page number (docs/api.md#paging). */
@@ -49,4 +50,21 @@ export function parseNeoHash(value: string, name = 'address'): string {
   }
   const hex = value.toLowerCase();
   return hex.startsWith('0x') ? hex : `0x${hex}`;
+}
+
+/** A NEO address as a path gives it (also the OpenAPI parameter pattern; the checksum is checked in code). */
+export const NEO_ADDRESS = new RegExp(`^A[1-9A-HJ-NP-Za-km-z]{${NEO_ADDRESS_LENGTH - 1}}$`);
+
+/** A NEO 2.x address: base58check, 34 characters starting with `A`, checksum verified (docs/api.md#addresses). */
+export function parseNeoAddress(value: string, name = 'address'): string {
+  switch (neoAddressProblem(value)) {
+    case null:
+      return value;
+    case 'form':
+      throw invalidParameter(`${name} must be a NEO address: 34 base58 characters starting with A`);
+    case 'checksum':
+      throw invalidParameter(`${name} is not a NEO address: its base58check checksum does not match`);
+    case 'version':
+      throw invalidParameter(`${name} is not a NEO 2.x address: wrong version byte`);
+  }
 }

@@ -101,10 +101,28 @@ describe('dashboard in a browser, over a live chain', () => {
     await until(page, async () => (await field(page, 'transfers')) > 24, 'the transfer count');
 
     // The four demo tokens, ranked by holders; the newest transfers, addresses shortened.
-    const tokenRows = page.locator('#tokens tbody tr');
+    const tokenRows = page.locator('#tokens tbody tr.token');
     await until(page, async () => (await tokenRows.count()) === tokens.length, 'every demo token');
-    const symbols = await page.locator('#tokens tbody tr td:nth-child(2)').allTextContents();
+    const symbols = await page.locator('#tokens tbody tr.token td:nth-child(2)').allTextContents();
     assert.deepEqual([...symbols].sort(), tokens.map((t) => t.symbol).sort());
+    // The first token's top holders below the list; selecting another token shows its own.
+    const caption = page.locator('#tokens table.holders caption');
+    await until(
+      page,
+      async () => (await page.locator('#tokens table.holders tbody tr').count()) > 0,
+      'holders',
+    );
+    assert.equal(await caption.textContent(), `Top holders of ${symbols[0]}`);
+    assert.match(
+      (await page.locator('#tokens table.holders tbody tr').first().locator('td').nth(1).textContent()) ?? '',
+      /^0x[0-9a-f]{4}…[0-9a-f]{4}$/,
+    );
+    await tokenRows.nth(1).click();
+    await until(
+      page,
+      async () => (await caption.textContent()) === `Top holders of ${symbols[1]}`,
+      'the other holders',
+    );
     const transferRows = page.locator('#transfers tbody tr');
     await until(page, async () => (await transferRows.count()) > 0, 'transfers');
     assert.match(

@@ -212,6 +212,11 @@ program
   )
   .option('--chain <name>', 'chain to verify', 'eth')
   .option('--sample <n>', 'holders per token compared with the node (largest first)', '20')
+  .option(
+    '--address-sample <n>',
+    'per token, the transfer lists of at most 2n+1 addresses are compared (largest holders first)',
+    '10',
+  )
   .addOption(new Option('--token <address>', 'verify only this token (repeatable)').argParser(collect))
   .option('--json', 'print the report as one JSON object')
   .option(

@@ -93,10 +93,18 @@ describe('tokenquery verify', () => {
     const report = JSON.parse(lines(result.stdout).at(-1)!) as {
       tokens: number;
       transfers: number;
+      holdings: number;
+      holders: number;
+      addressLists: number;
       nodeChecks: number;
       differences: unknown[];
     };
     assert.equal(report.tokens, tokens.length);
+    // The address and holder views were checked too: every holding row, every holder, and the
+    // transfer lists of a sample of addresses per token (at least the top holder and the zero address).
+    assert.ok(report.holdings > report.holders, `holdings: ${report.holdings}, holders: ${report.holders}`);
+    assert.ok(report.holders >= tokens.length, `holders: ${report.holders}`);
+    assert.ok(report.addressLists >= 2 * tokens.length, `address lists: ${report.addressLists}`);
     assert.ok(report.transfers >= 30 + tokens.length, `transfers: ${report.transfers}`);
     assert.ok(report.nodeChecks >= tokens.length, `node checks: ${report.nodeChecks}`);
     assert.deepEqual(report.differences, []);
@@ -130,6 +138,77 @@ describe('tokenquery verify', () => {
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stdout, /transferCount: stored \d+, recomputed \d+/);
     assert.match(result.stdout, /balance of 0x[0-9a-f]{40}: stored -?\d+, recomputed -?\d+/);
+  });
+
+  test('a wrong per-address transfer count, a lost holding row and a wrong holder order are reported, exit 1', async () => {
+    // Token 2: one holder's transfer count is off by 3. Token 3: a holder's row is gone (its
+    // balance, its holding, its place among the holders). Token 4: the smallest holder's rank key
+    // (balances.rank, the holder list's sort key) says 10^30 while its balance stays right, so it
+    // leads the holder list: a fault of the order alone.
+    const holder = (token: number, order: string) =>
+      `(SELECT token_id, holder FROM balances WHERE token_id = ${token} AND rank IS NOT NULL ORDER BY ${order} LIMIT 1)`;
+    const path = await broken(
+      'views',
+      `UPDATE balances SET transfer_count = transfer_count + 3 WHERE (token_id, holder) = ${holder(2, 'holder')};
+       DELETE FROM balances WHERE (token_id, holder) = ${holder(3, 'holder')};
+       UPDATE balances SET rank = x'0d${(10n ** 30n).toString(16).padStart(26, '0')}'
+         WHERE (token_id, holder) = ${holder(4, 'rank ASC')};`,
+    );
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 1, result.stderr);
+    const out = result.stdout;
+    const counts =
+      /holding of 0x[0-9a-f]{40}: stored \d+ \((\d+) transfers\), recomputed \d+ \((\d+) transfers\)/.exec(
+        out,
+      );
+    assert.ok(counts, out);
+    assert.equal(Number(counts[1]) - Number(counts[2]), 3);
+    const lost = /holding of (0x[0-9a-f]{40}): stored no row, recomputed (\d+) \(\d+ transfers\)/.exec(out);
+    assert.ok(lost, out);
+    assert.match(out, new RegExp(`balance of ${lost[1]}: stored 0, recomputed ${lost[2]}`));
+    assert.match(out, /holders in order: stored (\d+), recomputed \d+/);
+    const order = /holder #1: stored (0x[0-9a-f]{40}) \d+, recomputed (0x[0-9a-f]{40}) \d+/.exec(out);
+    assert.ok(order, out);
+    assert.notEqual(order[1], order[2]);
+    // The reordered holder's balance is right: only the lost row's balance differs.
+    assert.equal([...out.matchAll(/ balance of /g)].length, 1, out);
+    assert.match(lines(out).at(-1)!, /^\d+ differences$/);
+  });
+
+  test("a lost or phantom entry of an address's transfer list is reported, exit 1", async () => {
+    // The top holder of token 1 loses its newest entry; the zero address (always sampled) gains one
+    // of a transfer that does not name it.
+    const top = `(SELECT holder FROM balances WHERE token_id = 1 AND rank IS NOT NULL ORDER BY rank DESC, holder LIMIT 1)`;
+    const path = await broken(
+      'address-lists',
+      `DELETE FROM address_transfers WHERE (address_id, token_id, block_number, log_index) = (
+         SELECT t.address_id, t.token_id, t.block_number, t.log_index FROM address_transfers t
+           JOIN addresses a ON a.id = t.address_id
+           WHERE t.token_id = 1 AND a.address = ${top}
+           ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1);
+       INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
+         SELECT a.id, t.token_id, t.block_number, t.log_index FROM transfers t, addresses a
+           WHERE t.token_id = 2 AND a.address = x'${'00'.repeat(20)}'
+             AND t.from_addr <> a.address AND t.to_addr <> a.address
+           ORDER BY t.block_number DESC, t.log_index DESC LIMIT 1;`,
+    );
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 1, result.stderr);
+    const found = [
+      ...result.stdout.matchAll(
+        /transfers of (0x[0-9a-f]{40}), #(\d+) newest first: stored (.*), recomputed (.*)$/gm,
+      ),
+    ];
+    assert.equal(found.length, 2, result.stdout);
+    // Lost: the list goes on with what came after it. Phantom: the zero address's newest entry.
+    assert.ok(
+      found.some((m) => m[1] !== ZERO_ADDRESS && m[2] === '1'),
+      result.stdout,
+    );
+    assert.ok(
+      found.some((m) => m[1] === ZERO_ADDRESS && m[2] === '1'),
+      result.stdout,
+    );
   });
 
   test('balances written behind the checkpoint are compared as of the block the table holds', async () => {
@@ -187,5 +266,8 @@ describe('tokenquery verify', () => {
     const result = await runCli(['verify', '--db', join(dir, 'clean.sqlite'), '--chain', 'neo']);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /not an EVM chain/);
+    const sample = await runCli(['verify', '--db', join(dir, 'clean.sqlite'), '--address-sample', 'all']);
+    assert.equal(sample.code, 2);
+    assert.match(sample.stderr, /--address-sample must be a whole number/);
   });
 });

@@ -18,6 +18,7 @@ export interface VerifyRawOptions {
   rpc?: string[];
   chain: string;
   sample: string;
+  addressSample: string;
   token?: string[];
   json?: boolean;
   logLevel?: string;
@@ -31,6 +32,14 @@ What it checks (EVM chains)
   seeded at the block before --from-block when the index starts late. The store's transfer
   count, holder count and every stored balance must equal those sums. With --rpc, the --sample
   largest holders of each token are also compared with balanceOf on the node at the indexed block.
+
+  The address and holder views are checked against the same sums: every holding row (an
+  address's balance and its count of the token's transfers, a self-transfer once, zero values
+  too), and the holder order walked from first to last (exactly the positive balances other than
+  the zero address's, by balance descending, then address ascending). The transfer lists of at
+  most 2 x --address-sample + 1 addresses per token (the largest holders, the zero address, and
+  others from the store's rows) are read page by page, as the API pages them (its deepest page,
+  2,500 transfers), and compared with the newest-first lists the transfers give.
 
 Exit status
   0  no difference        1  differences (listed)        2  a usage error
@@ -57,6 +66,8 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
     throw new UserError(`--chain: "${chain}" is not an EVM chain (eth, bsc, kcs, movr)`);
   if (!/^[0-9]{1,6}$/.test(raw.sample))
     throw new UserError(`--sample must be a whole number, got "${raw.sample}"`);
+  if (!/^[0-9]{1,4}$/.test(raw.addressSample))
+    throw new UserError(`--address-sample must be a whole number below 10000, got "${raw.addressSample}"`);
   const tokens = (raw.token ?? []).map((token) => {
     if (!/^0x[0-9a-fA-F]{40}$/.test(token)) throw new UserError(`--token: not a token address: ${token}`);
     return token.toLowerCase();
@@ -74,6 +85,7 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
       chain,
       source,
       sample: Number(raw.sample),
+      addressSample: Number(raw.addressSample),
       ...(tokens.length > 0 ? { tokens } : {}),
       logger,
     });
@@ -84,7 +96,8 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
       else {
         out(
           `${chain} at block ${report.block}: ${report.tokens} tokens, ${report.transfers} transfers, ` +
-            `${report.balances} balances, ${report.nodeChecks} balances compared with the node`,
+            `${report.balances} balances, ${report.holdings} holdings, ${report.holders} holders in order, ` +
+            `${report.addressLists} address transfer lists, ${report.nodeChecks} balances compared with the node`,
         );
         if (report.seedBlock !== null) {
           out(
@@ -119,5 +132,22 @@ function describe(d: VerifyDifference): string {
       return `${d.token} balance of ${d.holder}: stored ${d.stored}, recomputed ${d.recomputed}`;
     case 'node':
       return `${d.token} balance of ${d.holder}: stored ${d.stored}, node ${d.node ?? 'reverts'} at block ${d.block}`;
+    case 'holding': {
+      const show = (h: { balance: bigint; transferCount: number } | null) =>
+        h === null ? 'no row' : `${h.balance} (${h.transferCount} transfers)`;
+      return `${d.token} holding of ${d.holder}: stored ${show(d.stored)}, recomputed ${show(d.recomputed)}`;
+    }
+    case 'holders':
+      return `${d.token} holders in order: stored ${d.stored}, recomputed ${d.recomputed}`;
+    case 'holderOrder': {
+      const show = (h: { address: string; balance: bigint } | null) =>
+        h === null ? 'none' : `${h.address} ${h.balance}`;
+      return `${d.token} holder #${d.rank}: stored ${show(d.stored)}, recomputed ${show(d.recomputed)}`;
+    }
+    case 'addressTransfers':
+      return (
+        `${d.token} transfers of ${d.holder}, #${d.index + 1} newest first: ` +
+        `stored ${d.stored ?? 'none'}, recomputed ${d.recomputed ?? 'none'}`
+      );
   }
 }

@@ -106,9 +106,14 @@ function expectedTransfers(address: string): EvmTransfer[] {
 }
 
 describe('typed client, EVM family, against a running tokenquery', () => {
-  test('there are 13 operation functions: 6 EVM, 7 NEO', () => {
+  test('there are 23 operation functions: 11 EVM, 12 NEO (client.address.test.ts tests the 10 address ones)', () => {
     assert.deepEqual(Object.keys(client.evm).sort(), [
+      'addressBalance',
+      'addressBalances',
+      'addressTokenTransfers',
+      'addressTransfers',
       'circulatingSupply',
+      'holders',
       'maxSupply',
       'tokenInfo',
       'tokens',
@@ -116,9 +121,14 @@ describe('typed client, EVM family, against a running tokenquery', () => {
       'transfers',
     ]);
     assert.deepEqual(Object.keys(client.neo).sort(), [
+      'addressBalance',
+      'addressBalances',
+      'addressTokenTransfers',
+      'addressTransfers',
       'assetInfo',
       'assets',
       'contracts',
+      'holders',
       'maxSupply',
       'tokenInfo',
       'totalSupply',

@@ -4,7 +4,9 @@
  * JSON, Tokenview error envelopes turned into typed errors. It needs only `fetch`, so it runs
  * in Node 20+, browsers, Deno and Bun, and it works against any server with the same interface:
  * the 13 operations use only the contract's paths and its one authentication scheme (the
- * `apikey` query parameter). `client.tokenquery` holds tokenquery's own extras.
+ * `apikey` query parameter). The address operations are Tokenview's own paths too; Token
+ * Holders is tokenquery's (Tokenview has no holder list). `client.tokenquery` holds tokenquery's
+ * own extras.
  */
 import {
   apiErrorFor,
@@ -14,12 +16,15 @@ import {
   TokenqueryTimeoutError,
 } from './errors.js';
 import type {
+  EvmBalanceEntry,
   EvmChain,
   EvmTokenPage,
   EvmTokenSummary,
   EvmTransfer,
+  HolderPage,
   NeoAssetPage,
   NeoAssetSummary,
+  NeoBalanceEntry,
   NeoContract,
   NeoTokenSummary,
   NeoTransfer,
@@ -27,12 +32,15 @@ import type {
 } from './types.js';
 import {
   type Check,
+  evmBalanceList,
   evmTokenPage,
   evmTokenSummary,
   evmTransferList,
+  holderPage,
   isDecimalText,
   neoAssetPage,
   neoAssetSummary,
+  neoBalanceList,
   neoContractList,
   neoTokenSummary,
   neoTransferList,
@@ -87,6 +95,27 @@ export interface NeoTokenArgs extends CallOptions {
   hash: string;
 }
 
+export interface EvmAddressArgs extends CallOptions {
+  chain: EvmChain;
+  /** The address asked about, lower case (`0x` + 40 hex). */
+  address: string;
+}
+
+export interface EvmAddressTokenArgs extends EvmAddressArgs {
+  /** Token contract address, lower case. */
+  token: string;
+}
+
+export interface NeoAddressArgs extends CallOptions {
+  /** The address asked about: a NEO 2.x base58check address (`A…`, 34 characters). */
+  address: string;
+}
+
+export interface NeoAddressTokenArgs extends NeoAddressArgs {
+  /** NEP-5 script hash (40 hex) or global asset id (64 hex), with or without `0x`. */
+  hash: string;
+}
+
 /** The EVM family: chains eth, bsc, kcs, movr. */
 export interface EvmOperations {
   /** Token Info: `GET /vipapi/{chain}/token/{address}`. */
@@ -101,6 +130,16 @@ export interface EvmOperations {
   transfers(args: EvmTokenArgs & PageOptions): Promise<EvmTransfer[]>;
   /** Token List on Chain: `GET /vipapi/{chain}/tokens/{page}/{size}`. */
   tokens(args: { chain: EvmChain } & PageOptions): Promise<EvmTokenPage>;
+  /** Address Token Balances, the tokens held: `GET /vipapi/{chain}/address/tokenbalance/{address}`. */
+  addressBalances(args: EvmAddressArgs): Promise<EvmBalanceEntry[]>;
+  /** Address Token Balance, one entry: `GET /vipapi/{chain}/address/tokenbalance/{address}/{token}`. */
+  addressBalance(args: EvmAddressTokenArgs): Promise<EvmBalanceEntry>;
+  /** Address Token Transfers, newest first: `GET /vipapi/{chain}/address/tokentrans/{address}/{token}/{page}/{size}`. */
+  addressTokenTransfers(args: EvmAddressTokenArgs & PageOptions): Promise<EvmTransfer[]>;
+  /** Address Transfers of every token, newest first: `GET /vipapi/{chain}/address/tokentrans/{address}/{page}/{size}`. */
+  addressTransfers(args: EvmAddressArgs & PageOptions): Promise<EvmTransfer[]>;
+  /** Token Holders (tokenquery; not in Tokenview's API): `GET /vipapi/{chain}/token/holders/{address}/{page}/{size}`. */
+  holders(args: EvmTokenArgs & PageOptions): Promise<HolderPage>;
 }
 
 /** The NEO family (NEO Legacy 2.x). */
@@ -119,6 +158,16 @@ export interface NeoOperations {
   assets(args?: PageOptions): Promise<NeoAssetPage>;
   /** Contracts List On Chain: `GET /vipapi/contracts/neo/{page}/{size}`. */
   contracts(args?: PageOptions): Promise<NeoContract[]>;
+  /** Address Token Balances: `GET /vipapi/neo/address/tokenbalance/{address}`. */
+  addressBalances(args: NeoAddressArgs): Promise<NeoBalanceEntry[]>;
+  /** Address Token Balance, one entry: `GET /vipapi/neo/address/tokenbalance/{address}/{hash}`. */
+  addressBalance(args: NeoAddressTokenArgs): Promise<NeoBalanceEntry>;
+  /** Address Token Transfers, newest first: `GET /vipapi/neo/address/tokentrans/{address}/{hash}/{page}/{size}`. */
+  addressTokenTransfers(args: NeoAddressTokenArgs & PageOptions): Promise<NeoTransfer[]>;
+  /** Address Transfers of every token and asset: `GET /vipapi/neo/address/tokentrans/{address}/{page}/{size}`. */
+  addressTransfers(args: NeoAddressArgs & PageOptions): Promise<NeoTransfer[]>;
+  /** Token Holders (tokenquery; not in Tokenview's API): `GET /vipapi/neo/token/holders/{hash}/{page}/{size}`. */
+  holders(args: NeoTokenArgs & PageOptions): Promise<HolderPage>;
 }
 
 /** tokenquery's own endpoints: NOT part of the Tokenview interface; other servers answer them 404. */
@@ -388,6 +437,38 @@ export function createTokenqueryClient(options: TokenqueryClientOptions): Tokenq
       ),
     tokens: async (args) =>
       envelope('evm.tokens', `/vipapi/${segment(args.chain)}/tokens/${paging(args)}`, evmTokenPage, args),
+    addressBalances: async (args) =>
+      envelope(
+        'evm.addressBalances',
+        `/vipapi/${segment(args.chain)}/address/tokenbalance/${segment(args.address)}`,
+        evmBalanceList,
+        args,
+      ),
+    addressBalance: async (args) => {
+      const path = `/vipapi/${segment(args.chain)}/address/tokenbalance/${segment(args.address)}/${segment(args.token)}`;
+      return envelope('evm.addressBalance', path, single(evmBalanceList), args);
+    },
+    addressTokenTransfers: async (args) =>
+      envelope(
+        'evm.addressTokenTransfers',
+        `/vipapi/${segment(args.chain)}/address/tokentrans/${segment(args.address)}/${segment(args.token)}/${paging(args)}`,
+        evmTransferList,
+        args,
+      ),
+    addressTransfers: async (args) =>
+      envelope(
+        'evm.addressTransfers',
+        `/vipapi/${segment(args.chain)}/address/tokentrans/${segment(args.address)}/${paging(args)}`,
+        evmTransferList,
+        args,
+      ),
+    holders: async (args) =>
+      envelope(
+        'evm.holders',
+        `/vipapi/${segment(args.chain)}/token/holders/${segment(args.address)}/${paging(args)}`,
+        holderPage,
+        args,
+      ),
   };
 
   const neo: NeoOperations = {
@@ -409,6 +490,41 @@ export function createTokenqueryClient(options: TokenqueryClientOptions): Tokenq
     assets: async (args) => envelope('neo.assets', `/vipapi/tokens/neo/${paging(args)}`, neoAssetPage, args),
     contracts: async (args) =>
       envelope('neo.contracts', `/vipapi/contracts/neo/${paging(args)}`, neoContractList, args),
+    addressBalances: async (args) =>
+      envelope(
+        'neo.addressBalances',
+        `/vipapi/neo/address/tokenbalance/${segment(args.address)}`,
+        neoBalanceList,
+        args,
+      ),
+    addressBalance: async (args) =>
+      envelope(
+        'neo.addressBalance',
+        `/vipapi/neo/address/tokenbalance/${segment(args.address)}/${segment(args.hash)}`,
+        single(neoBalanceList),
+        args,
+      ),
+    addressTokenTransfers: async (args) =>
+      envelope(
+        'neo.addressTokenTransfers',
+        `/vipapi/neo/address/tokentrans/${segment(args.address)}/${segment(args.hash)}/${paging(args)}`,
+        neoTransferList,
+        args,
+      ),
+    addressTransfers: async (args) =>
+      envelope(
+        'neo.addressTransfers',
+        `/vipapi/neo/address/tokentrans/${segment(args.address)}/${paging(args)}`,
+        neoTransferList,
+        args,
+      ),
+    holders: async (args) =>
+      envelope(
+        'neo.holders',
+        `/vipapi/neo/token/holders/${segment(args.hash)}/${paging(args)}`,
+        holderPage,
+        args,
+      ),
   };
 
   const tokenquery: TokenqueryOnlyOperations = {
@@ -434,6 +550,15 @@ export function createTokenqueryClient(options: TokenqueryClientOptions): Tokenq
   };
 
   return { baseUrl, evm, neo, tokenquery };
+}
+
+/** The one entry of an array the contract says holds exactly one (Address Token Balance). */
+function single<T>(check: Check<T[]>): Check<T> {
+  return (value, path) => {
+    const list = check(value, path);
+    if (list.length !== 1) throw new ShapeError(path, `holds ${list.length} entries, expected exactly 1`);
+    return list[0]!;
+  };
 }
 
 /** `Retry-After` in seconds, when it is given as seconds (an HTTP date is not worth a clock here). */

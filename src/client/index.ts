@@ -11,9 +11,13 @@
 export {
   type CallOptions,
   createTokenqueryClient,
+  type EvmAddressArgs,
+  type EvmAddressTokenArgs,
   type EvmOperations,
   type EvmTokenArgs,
   type FetchFunction,
+  type NeoAddressArgs,
+  type NeoAddressTokenArgs,
   type NeoOperations,
   type NeoTokenArgs,
   type PageOptions,

@@ -1,5 +1,5 @@
 /**
- * Result types of the 13 operations, exactly as the contract's JSON carries them (docs/api.md:
+ * Result types of the 13 operations and of the address and holder operations, exactly as the contract's JSON carries them (docs/api.md:
  * #json-types, and each operation under #evm-family and #neo-family): the same keys, the same JSON
  * types, keys the contract shows as `null` present as `null`. Amounts stay text: `value` is the
  * raw integer amount in the token's smallest unit, `t`, `circulationSupply` and the supply bodies
@@ -220,6 +220,58 @@ export interface NeoContract {
   name: string;
   contractAddress: string;
   ownerAddress: string;
+}
+
+// ---- Address operations and Token Holders (docs/api.md#address-operations, #token-holders) ----
+
+/** One entry of Address Token Balance(s), EVM family. */
+export interface EvmBalanceEntry {
+  /** Chain name in upper case. */
+  network: string;
+  /** Token contract address. */
+  hash: string;
+  tokenInfo: EvmTransferTokenInfo;
+  /** Transfers of the token in which the address is sender or recipient (a self-transfer once). */
+  transferCnt: number;
+  /** Raw integer balance in the token's smallest unit (as `value`); never negative. */
+  balance: IntegerText;
+}
+
+/** One entry of Address Token Balance(s), NEO family: `tokenInfo` adds the category. */
+export interface NeoBalanceEntry {
+  /** `"NEO"`. */
+  network: string;
+  /** Script hash (NEP-5) or asset id. */
+  hash: string;
+  tokenInfo: EvmTransferTokenInfo & { c: NeoTokenCategory | (string & {}) };
+  transferCnt: number;
+  /** Raw integer balance in the smallest unit (global assets: their own precision, as `value`). */
+  balance: IntegerText;
+}
+
+/** One holder of Token Holders. */
+export interface HolderEntry {
+  /** 1-based position in the whole list. */
+  rank: number;
+  address: string;
+  /** Raw integer balance in the token's smallest unit. */
+  balance: IntegerText;
+  /**
+   * Share of the total supply in percent, exact decimal text truncated to 6 digits (`"12.345678"`);
+   * null when the total supply is unknown or zero.
+   */
+  percentage: DecimalText | null;
+}
+
+/** `data` of Token Holders (both families). */
+export interface HolderPage {
+  page: number;
+  size: number;
+  /** The token's holder count. */
+  total: number;
+  /** False when the token's balances are known not to equal `balanceOf` at the head. */
+  exact: boolean;
+  data: HolderEntry[];
 }
 
 // ---- tokenquery only ----

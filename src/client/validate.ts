@@ -8,11 +8,14 @@
  * `null`); lenient only where Tokenview's documentation allows more (see `types.ts`).
  */
 import type {
+  EvmBalanceEntry,
   EvmTokenPage,
   EvmTokenSummary,
   EvmTransfer,
+  HolderPage,
   NeoAssetPage,
   NeoAssetSummary,
+  NeoBalanceEntry,
   NeoContract,
   NeoTokenInfo,
   NeoTokenSummary,
@@ -55,6 +58,9 @@ export const string: Check<string> = (value, path) =>
 /** Counts, block numbers, times: JSON integers a float cannot have rounded. */
 export const integer: Check<number> = (value, path) =>
   typeof value === 'number' && Number.isSafeInteger(value) ? value : fail(path, value, 'an integer');
+
+export const boolean: Check<boolean> = (value, path) =>
+  typeof value === 'boolean' ? value : fail(path, value, 'a boolean');
 
 export const nullOnly: Check<null> = (value, path) => (value === null ? null : fail(path, value, 'null'));
 
@@ -260,6 +266,45 @@ export const neoContractList: Check<NeoContract[]> = array(
     ownerAddress: string,
   }),
 );
+
+// ---- Address operations and Token Holders ----
+
+const balanceTokenInfoFields = { h: string, f: string, s: string, d: integerText };
+
+export const evmBalanceList: Check<EvmBalanceEntry[]> = array(
+  object({
+    network: string,
+    hash: string,
+    tokenInfo: object(balanceTokenInfoFields),
+    transferCnt: integer,
+    balance: integerText,
+  }),
+);
+
+export const neoBalanceList: Check<NeoBalanceEntry[]> = array(
+  object({
+    network: string,
+    hash: string,
+    tokenInfo: object({ ...balanceTokenInfoFields, c: category }),
+    transferCnt: integer,
+    balance: integerText,
+  }),
+);
+
+export const holderPage: Check<HolderPage> = object({
+  page: integer,
+  size: integer,
+  total: integer,
+  exact: boolean,
+  data: array(
+    object({
+      rank: integer,
+      address: string,
+      balance: integerText,
+      percentage: nullable(decimalText),
+    }),
+  ),
+});
 
 // ---- tokenquery only ----
 

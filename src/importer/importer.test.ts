@@ -24,6 +24,8 @@ import {
 } from '../chains/evm/testing/fixture-sets.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { createEvmIndexer } from '../indexer/evm-indexer.js';
+import { diffAddressViews, type ExpectedToken } from '../indexer/testing/address-views.js';
+import { verifyChain } from '../indexer/verify.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
@@ -109,6 +111,28 @@ function expectationsOf(rows: readonly ExportRow[]) {
   const holders = (t: { balances: Map<string, bigint> }) =>
     [...t.balances].filter(([a, b]) => a !== ZERO_ADDRESS && b > 0n).length;
   return { tokens, holders };
+}
+
+/**
+ * What the rows imply for the address and holder views: per token its balances (from 0: the
+ * export starts late, so senders go negative and are no holders) and its transfers.
+ */
+function expectedViewsOf(rows: readonly ExportRow[]): Map<string, ExpectedToken> {
+  const { tokens } = expectationsOf(rows);
+  const views = new Map<string, ExpectedToken & { transfers: ExpectedToken['transfers'][number][] }>();
+  for (const [token, t] of tokens) views.set(token, { balances: t.balances, transfers: [] });
+  for (const r of rows) {
+    views.get(r.token_address!.toLowerCase())!.transfers.push({
+      token: r.token_address!.toLowerCase(),
+      blockNumber: Number(r.block_number),
+      logIndex: Number(r.log_index),
+      txHash: r.transaction_hash!,
+      from: r.from_address!.toLowerCase(),
+      to: r.to_address!.toLowerCase(),
+      value: BigInt(r.value!),
+    });
+  }
+  return views;
 }
 
 /** Everything the API can read of the chain, as comparable JSON. */
@@ -223,6 +247,18 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       }
     }
     assert.equal(checked, rows.length);
+    // Every address's holdings and balance entries, every token's holder list, and the transfer
+    // lists of a sample of addresses are what the rows imply.
+    const views = expectedViewsOf(rows);
+    assert.deepEqual(await diffAddressViews(store.reader, 'eth', views, { transferSample: 60 }), []);
+    assert.ok(
+      [...views.values()].filter((t) => [...t.balances.values()].some((b) => b > 0n)).length > 100,
+      'tokens with holders',
+    );
+    // `verify` finds the imported store consistent, its address and holder views included.
+    const report = await verifyChain({ store, chain: 'eth', source: null, logger });
+    assert.deepEqual(report.differences, []);
+    assert.ok(report.addressLists > views.size, `address lists verified: ${report.addressLists}`);
     // Blocks inside the unfinalized window (64 below the head) carry refs for reorg detection.
     const refs = await store.writer.getBlockRefs('eth', 0, last);
     assert.deepEqual(

@@ -2,7 +2,9 @@
  * Reliability, crashes: the `tokenquery index` CLI is killed with SIGKILL at random moments of a
  * backfill (seeded; the seed is printed) and restarted each time; the final store must equal a
  * clean, uninterrupted run token by token, transfer by transfer and balance by balance, and both
- * must equal the node's own logs and `balanceOf` state.
+ * must equal the node's own logs and `balanceOf` state, the address and holder views included (every
+ * token's holder list, every address's holdings and balance entries, a sample of address transfer
+ * lists).
  *
  * Kill moments (by the pace of the clean run): one run in ten at 0–400 ms after spawn (start-up,
  * migrations, first requests); about half of the rest before the run's first commit would be due
@@ -42,6 +44,9 @@ const SIZE = scaled(
   { main: 8_000, second: 2_000, perTx: 20, kills: 10, maxRuns: 60 },
   { main: 40_000, second: 10_000, perTx: 50, kills: 25, maxRuns: 150 },
 );
+
+/** The address views compared with the node: every address's holdings, 40 addresses' transfer lists. */
+const VIEWS = { transferSample: 40 };
 
 let anvil: AnvilInstance;
 let tokens: DeployedToken[];
@@ -165,9 +170,10 @@ async function crashScenario(backend: ChaosBackend): Promise<void> {
     transferTotal(expected) >= SIZE.main + SIZE.second,
     `only ${transferTotal(expected)} transfers indexed`,
   );
+  const truth = await readNodeTruth(anvil.url, head);
   assert.deepEqual(
     await withStore(cleanLocation, async (store) =>
-      diffStoreAgainstNode(store, 'eth', await readNodeTruth(anvil.url, head)),
+      diffStoreAgainstNode(store, 'eth', truth, { views: VIEWS }),
     ),
     [],
     `the clean run differs from the node (seed ${seed})`,
@@ -230,6 +236,11 @@ async function crashScenario(backend: ChaosBackend): Promise<void> {
       diffSnapshots(actual, expected),
       [],
       `episode ${episode}: the crashed store differs from a clean run (seed ${seed}); kills: ${JSON.stringify(kills)}`,
+    );
+    assert.deepEqual(
+      await withStore(location, (store) => diffStoreAgainstNode(store, 'eth', truth, { views: VIEWS })),
+      [],
+      `episode ${episode}: the crashed store's address and holder views differ from the node (seed ${seed})`,
     );
   }
 

@@ -33,6 +33,7 @@ import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
+import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
 import { verifyChain } from './verify.js';
 
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -221,6 +222,22 @@ describe('late start: starting balances of holders', () => {
         // A token created after the start is never read: all its holders started at 0.
         assert.ok(indexer.reads.pairs.every((p) => p.token !== fresh.address));
         await assertExact(indexer.store, full.store, url, tokens);
+        // The address and holder views too: every address the late index names holds its
+        // balanceOf, every holder list is the node's (holders that never moved since the start
+        // are never seen), and a sample of address transfer lists is the node's from the start on.
+        assert.deepEqual(
+          await diffStoreAgainstNode(
+            indexer.store,
+            'eth',
+            await readNodeTruth(url, undefined, seedBlock + 1),
+            {
+              supply: false,
+              views: { transferSample: 40 },
+            },
+          ),
+          [],
+          `the late index from block ${seedBlock + 1} against the node`,
+        );
         const report = await verifyChain({
           store: indexer.store,
           chain: 'eth',

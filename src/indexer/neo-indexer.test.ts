@@ -28,7 +28,7 @@ import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import { indexBatch } from '../store/testing/batches.js';
 import type { Store } from '../store/types.js';
 import { createNeoIndexer } from './neo-indexer.js';
-import { assertStoreMatchesTruth, neoWindowTruth } from './testing/neo-truth.js';
+import { assertStoreMatchesTruth, holdersOf, neoExpectedViews, neoWindowTruth } from './testing/neo-truth.js';
 import {
   EXTRAS_BLOCK,
   neoIndexerWindow,
@@ -105,6 +105,11 @@ describe('NEO indexer over the window around block 1444843', () => {
       await caughtUp(indexer.store, to);
       const truth = await neoWindowTruth(node.url, from, to);
       await assertStoreMatchesTruth(indexer.store, truth);
+      // Holders of both kinds are there to compare: RPX's from its mints, NEO's and GAS's from outputs.
+      const views = neoExpectedViews(truth);
+      assert.equal(views.get(RPX_HASH)?.transfers.length, 3);
+      assert.ok(holdersOf(truth, NEO_ASSET_ID) >= 2, 'NEO holders in the window');
+      assert.ok(holdersOf(truth, GAS_ASSET_ID) >= 1, 'GAS holders in the window');
 
       // The recorded data the truth must contain, so that the comparison above means something.
       assert.equal(truth.rpxMints.length, 3);

@@ -242,7 +242,8 @@ for (const backend of chaosBackends(dir)) {
                 `${chain}: the API differs from the node after a ${depth}-block reorg (seed ${seed})`,
               );
               assert.deepEqual(
-                await diffStoreAgainstNode(store, chain, truth),
+                // The address and holder views too: rollbacks must undo them exactly.
+                await diffStoreAgainstNode(store, chain, truth, { views: { transferSample: 20 } }),
                 [],
                 `${chain}: the store differs from the node after a ${depth}-block reorg (seed ${seed})`,
               );

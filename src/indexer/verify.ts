@@ -5,12 +5,20 @@
  * block.
  *
  * The recomputation is independent of the indexer's incremental bookkeeping (balance cache,
- * holder-count deltas, rollbacks): it reads the transfers back oldest first and sums them.
+ * holder-count deltas, rollbacks): it reads the transfers back oldest first and sums them. The
+ * address and holder views (holding rows, holder order, address transfer lists) are checked
+ * against the same recomputation in `verify-views.ts`.
  */
 import type { EvmSource } from '../chains/evm/types.js';
 import type { Logger } from '../internal/logger.js';
 import { NON_HOLDERS } from '../store/batch-plan.js';
 import type { Store, TokenRecord } from '../store/types.js';
+import {
+  AddressListCollector,
+  chooseAddressSample,
+  type ViewDifference,
+  verifyTokenViews,
+} from './verify-views.js';
 
 /** What `verify` reads: the chain status and tokens, and the whole-history scans. */
 export type VerifyStore = Pick<Store, 'reader' | 'scans'>;
@@ -22,6 +30,11 @@ export interface VerifyOptions {
   source: EvmSource | null;
   /** Holders per token whose balance is compared with the node (largest balances first). Default 20. */
   sample?: number;
+  /**
+   * Per token, the transfer lists of at most `2 × addressSample + 1` addresses are compared with
+   * the recomputation (see `chooseAddressSample`). Default 10; 0 skips them.
+   */
+  addressSample?: number;
   /** Only these tokens (lower-case `0x` addresses); default every token of the chain. */
   tokens?: readonly string[];
   logger: Logger;
@@ -31,7 +44,8 @@ export interface VerifyOptions {
 export type VerifyDifference =
   | { token: string; kind: 'transferCount' | 'holderCount'; stored: number; recomputed: number }
   | { token: string; kind: 'balance'; holder: string; stored: bigint; recomputed: bigint }
-  | { token: string; kind: 'node'; holder: string; stored: bigint; node: bigint | null; block: number };
+  | { token: string; kind: 'node'; holder: string; stored: bigint; node: bigint | null; block: number }
+  | ViewDifference;
 
 export interface VerifyReport {
   chain: string;
@@ -51,6 +65,12 @@ export interface VerifyReport {
   /** Starting balances added before the transfers. */
   seeds: number;
   balances: number;
+  /** Holding rows (balance and transfer count per address) compared. */
+  holdings: number;
+  /** Holder entries walked in the holder order. */
+  holders: number;
+  /** Address transfer lists compared (one token each). */
+  addressLists: number;
   nodeChecks: number;
   differences: VerifyDifference[];
 }
@@ -74,6 +94,9 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     transfers: 0,
     seeds: 0,
     balances: 0,
+    holdings: 0,
+    holders: 0,
+    addressLists: 0,
     nodeChecks: 0,
     differences: [],
   };
@@ -82,6 +105,9 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
   for (const token of await tokensOf(store, chain, options.tokens)) {
     if (options.signal?.aborted) break;
     report.tokens++;
+    const collector = new AddressListCollector(
+      await chooseAddressSample(store, chain, token.address, options.addressSample ?? 10),
+    );
     const recomputed = new Map<string, bigint>();
     // A late start's holders begin at their seeded balance, not at zero.
     let afterSeed: string | null = null;
@@ -95,6 +121,13 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
       afterSeed = page[page.length - 1]!.holder;
     }
     let transfers = 0;
+    // Per address, the transfers naming it (a self-transfer once), and those up to `balancesBlock`.
+    const transferCounts = new Map<string, number>();
+    const countsAtBalances = report.balancesBlock === null ? null : new Map<string, number>();
+    const count = (counts: Map<string, number>, t: { from: string; to: string }) => {
+      counts.set(t.from, (counts.get(t.from) ?? 0) + 1);
+      if (t.to !== t.from) counts.set(t.to, (counts.get(t.to) ?? 0) + 1);
+    };
     // The changes of the transfers above `balancesBlock`, which the stored balances lack as yet.
     const unwritten = new Map<string, bigint>();
     const balancesBlock = report.balancesBlock ?? Number.POSITIVE_INFINITY;
@@ -104,6 +137,9 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
       if (page.length === 0) break;
       for (const t of page) {
         transfers++;
+        collector.add(t);
+        count(transferCounts, t);
+        if (countsAtBalances !== null && t.blockNumber <= balancesBlock) count(countsAtBalances, t);
         if (t.from === t.to) continue;
         recomputed.set(t.from, (recomputed.get(t.from) ?? 0n) - t.value);
         recomputed.set(t.to, (recomputed.get(t.to) ?? 0n) + t.value);
@@ -138,14 +174,14 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     // Every stored balance against the sums, then every non-zero sum the store lacks.
     const expectedStored = (holder: string): bigint =>
       (recomputed.get(holder) ?? 0n) - (unwritten.get(holder) ?? 0n);
-    const seen = new Set<string>();
+    const seen = new Map<string, bigint>();
     let afterHolder: string | null = null;
     for (;;) {
       const page = await store.scans.scanBalances(chain, token.address, afterHolder, PAGE);
       if (page.length === 0) break;
       for (const { holder, amount } of page) {
         report.balances++;
-        seen.add(holder);
+        seen.set(holder, amount);
         const expected = expectedStored(holder);
         if (amount !== expected) {
           report.differences.push({
@@ -172,6 +208,24 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
         });
       }
     }
+
+    const views = await verifyTokenViews(
+      store,
+      chain,
+      {
+        token: token.address,
+        expectedStored,
+        addresses: new Set([...recomputed.keys(), ...transferCounts.keys()]),
+        transferCounts,
+        transferCountsAtBalances: countsAtBalances,
+        storedBalances: seen,
+        collector,
+      },
+      report.differences,
+    );
+    report.holdings += views.holdings;
+    report.holders += views.holders;
+    report.addressLists += views.addressLists;
 
     if (source !== null && sample > 0) {
       const largest = [...recomputed.entries()]

@@ -8,9 +8,19 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { type ApiFixture, ETH_TRANSFERS, startApiFixture, USDC } from '../testing/fixture.js';
+import { DEAD_ADDRESS } from '../../internal/chains.js';
+import {
+  ALICE,
+  type ApiFixture,
+  BOB,
+  CAROL,
+  ETH_TRANSFERS,
+  NOSUPPLY,
+  startApiFixture,
+  USDC,
+} from '../testing/fixture.js';
 import { assertError, call } from '../testing/http.js';
-import type { DashboardData } from './dashboard.js';
+import { type DashboardData, shorten } from './dashboard.js';
 
 let fx: ApiFixture;
 before(async () => {
@@ -173,6 +183,21 @@ describe('dashboard data', () => {
     assert.equal(last.symbol, 'USDC');
     assert.equal(last.amount, '0.000001');
     assert.deepEqual(body.recentTransfers.movr, []);
+  });
+
+  test("each top token carries its top holders, as Token Holders' first page ranks them", async () => {
+    const { body } = await data();
+    const usdc = body.topTokens.eth!.find((t) => t.symbol === 'USDC')!;
+    // The fixture's USDC (6 decimals, supply 1.5): 0.65, 0.299999, 0.05 and 0.000001 of it.
+    assert.deepEqual(usdc.topHolders, [
+      { address: shorten(ALICE), amount: '0.65', percentage: '43.333333' },
+      { address: shorten(BOB), amount: '0.299999', percentage: '19.999933' },
+      { address: shorten(CAROL), amount: '0.05', percentage: '3.333333' },
+      { address: shorten(DEAD_ADDRESS), amount: '0.000001', percentage: '0.000066' },
+    ]);
+    const noSupply = body.topTokens.eth!.find((t) => t.token === shorten(NOSUPPLY))!;
+    assert.ok(noSupply.topHolders.length > 0);
+    assert.ok(noSupply.topHolders.every((h) => h.percentage === null));
   });
 
   test('needs no key and shows no full address or hash', async () => {

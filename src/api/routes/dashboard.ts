@@ -8,7 +8,8 @@
  * - progress and throughput, which `/status` shows too, with each chain's last error as a class
  *   only (`rpc unreachable`, ...), as anonymous `/status` shows it;
  * - the top 10 tokens of each chain by holders (symbol, holder and transfer counts), the first
- *   lines of what every explorer's front page shows;
+ *   lines of what every explorer's front page shows, each with its top 10 holders (shortened
+ *   addresses, amounts and shares of the supply), as every explorer's token page shows them;
  * - the newest transfers of each chain (at most 10), with shortened addresses and hashes
  *   (`0x1234…abcd`): enough to see data flowing, not to look anything up or to mirror the index.
  * Its data is built at most once a second, however many visitors poll, so the public endpoint
@@ -22,16 +23,19 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { formatUnits } from '../../internal/amount.js';
 import { familyOf } from '../../internal/chains.js';
 import { errorClassOf, errorMessage } from '../../internal/errors.js';
-import type { TokenRecord, TransferRecord } from '../../store/types.js';
+import type { NeoTokenRecord, TokenRecord, TransferRecord } from '../../store/types.js';
 import type { ChainFigures, ChainProgressTracker } from '../chain-progress.js';
 import { DASHBOARD_CSS, DASHBOARD_JS, DASHBOARD_PAGE } from '../dashboard-page.js';
 import { JSON_CONTENT_TYPE } from '../envelope.js';
 import { serverBusy } from '../errors.js';
+import { holderPercentage } from '../holder-views.js';
+import { neoBalanceUnits } from '../neo-views.js';
 import { pathParams, type RouteContext, registerOperation } from '../routing.js';
 
 /** Rows of each list the dashboard shows. */
 export const DASHBOARD_TOP_TOKENS = 10;
 export const DASHBOARD_RECENT_TRANSFERS = 10;
+export const DASHBOARD_TOP_HOLDERS = 10;
 /** The data is rebuilt at most this often. */
 const DATA_MAX_AGE_MS = 1000;
 /** Untrusted names and symbols are cut to this length. */
@@ -59,6 +63,17 @@ export interface DashboardToken {
   name: string;
   holders: number;
   transfers: number;
+  /** Its largest holders, largest first (at most {@link DASHBOARD_TOP_HOLDERS}). */
+  topHolders: DashboardHolder[];
+}
+
+export interface DashboardHolder {
+  /** Shortened. */
+  address: string;
+  /** Decimal-adjusted balance. */
+  amount: string;
+  /** Share of the total supply in percent (as Token Holders' `percentage`); null when the supply is unknown. */
+  percentage: string | null;
 }
 
 export interface DashboardTransfer {
@@ -208,17 +223,20 @@ async function buildData(ctx: RouteContext, progress: ChainProgressTracker): Pro
   const history = progress.history();
   const lists = await Promise.all(
     chains.map(async ({ chain }) => {
-      const page =
-        familyOf(chain)?.name === 'neo'
-          ? await ctx.store.neo.listNeoTokens(chain, 0, DASHBOARD_TOP_TOKENS)
-          : await ctx.store.reader.listTokens(chain, 0, DASHBOARD_TOP_TOKENS);
-      const tokens: DashboardToken[] = page.tokens.map((t) => ({
-        token: shorten(t.address),
-        symbol: clip(t.symbol),
-        name: clip(t.name),
-        holders: t.holderCount,
-        transfers: t.transferCount,
-      }));
+      const neo = familyOf(chain)?.name === 'neo';
+      const page = neo
+        ? await ctx.store.neo.listNeoTokens(chain, 0, DASHBOARD_TOP_TOKENS)
+        : await ctx.store.reader.listTokens(chain, 0, DASHBOARD_TOP_TOKENS);
+      const tokens: DashboardToken[] = await Promise.all(
+        page.tokens.map(async (t) => ({
+          token: shorten(t.address),
+          symbol: clip(t.symbol),
+          name: clip(t.name),
+          holders: t.holderCount,
+          transfers: t.transferCount,
+          topHolders: await topHolders(ctx, chain, t, neo),
+        })),
+      );
       const recent = progress.recent(chain).slice(0, DASHBOARD_RECENT_TRANSFERS);
       return { chain, tokens, transfers: await describeTransfers(ctx, chain, recent) };
     }),
@@ -237,6 +255,25 @@ async function buildData(ctx: RouteContext, progress: ChainProgressTracker): Pro
     recentTransfers,
     store: { kind: ctx.store.kind, bytes: progress.storageBytes() },
   };
+}
+
+/** A token's largest holders, as Token Holders' first page shows them, with shortened addresses. */
+async function topHolders(
+  ctx: RouteContext,
+  chain: string,
+  token: TokenRecord,
+  neo: boolean,
+): Promise<DashboardHolder[]> {
+  const holders = await ctx.store.reader.listHolders(chain, token.address, 0, DASHBOARD_TOP_HOLDERS);
+  return holders.map((h) => {
+    // NEO global assets: from the store's Fixed8 sums to the asset's unit, that of `decimals` and the supply.
+    const units = neo ? neoBalanceUnits(token as NeoTokenRecord, h.balance) : h.balance;
+    return {
+      address: shorten(h.address),
+      amount: formatUnits(units, token.decimals),
+      percentage: holderPercentage(units, token.totalSupply),
+    };
+  });
 }
 
 async function describeTransfers(

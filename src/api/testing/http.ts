@@ -51,7 +51,7 @@ export function assertError(
 /** Asserts the exact key list (in order) and the `typeof` of each key of a JSON object. */
 export function assertShape(
   value: unknown,
-  shape: Record<string, 'string' | 'number' | 'object' | 'null' | 'string|null'>,
+  shape: Record<string, 'string' | 'number' | 'boolean' | 'object' | 'null' | 'string|null'>,
 ): void {
   assert.ok(
     value !== null && typeof value === 'object' && !Array.isArray(value),

@@ -4,13 +4,13 @@
  * notification carries. The `0x…` form of a contract hash is the same 20 bytes reversed.
  */
 import { createHash } from 'node:crypto';
-import { createBase58check } from '@scure/base';
+import { NEO_ADDRESS_VERSION, neoBase58check } from '../../internal/neo.js';
 import { bytesToHex, hexToBytes, reverseHex } from './bytes.js';
 
 /** Address version byte of NEO 2.x (addresses start with `A`). */
-export const ADDRESS_VERSION = 0x17;
+export const ADDRESS_VERSION = NEO_ADDRESS_VERSION;
 
-const base58check = createBase58check((data: Uint8Array) => createHash('sha256').update(data).digest());
+const base58check = neoBase58check;
 
 const CONTRACT_HASH = /^(?:0x)?[0-9a-fA-F]{40}$/;
 

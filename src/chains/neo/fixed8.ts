@@ -4,8 +4,10 @@
  * units of 10^-8, never through floating point.
  */
 
-/** 10^8: one whole unit in Fixed8 units. */
-export const FIXED8_ONE = 100_000_000n;
+import { FIXED8_ONE } from '../../internal/neo.js';
+
+/** Shared with the API (internal/neo.ts), which answers global-asset balances in asset units. */
+export { FIXED8_ONE, fixed8ToAssetUnits } from '../../internal/neo.js';
 
 const FIXED8 = /^(-?)(\d{1,19})(?:\.(\d{1,8}))?$/;
 
@@ -26,20 +28,4 @@ export function parseFixed8(text: unknown, allowNegative = false): bigint | unde
   const units = BigInt(m[2]!) * FIXED8_ONE + BigInt((m[3] ?? '').padEnd(8, '0'));
   if (units > MAX) return undefined;
   return negative ? -units : units;
-}
-
-/**
- * Fixed8 units → the asset's own smallest unit, given its precision (0 for NEO, 8 for GAS):
- * 244 NEO is `24400000000n` Fixed8 units and `244n` NEO units. The chain refuses outputs
- * finer than the precision, so a remainder means the answer is wrong: RangeError.
- */
-export function fixed8ToAssetUnits(units: bigint, precision: number): bigint {
-  if (!Number.isInteger(precision) || precision < 0 || precision > 8) {
-    throw new RangeError(`asset precision must be 0..8, not ${precision}`);
-  }
-  const divisor = 10n ** BigInt(8 - precision);
-  if (units % divisor !== 0n) {
-    throw new RangeError(`amount ${units} (Fixed8 units) is finer than precision ${precision}`);
-  }
-  return units / divisor;
 }

@@ -9,6 +9,7 @@ import { selector, totalSupply } from '../../devchain/deploy.js';
 import { rpc, toQuantity } from '../../devchain/rpc.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import type { Store } from '../../store/types.js';
+import { type AddressViewOptions, diffAddressViews } from './address-views.js';
 import { snapshotStore } from './store-snapshots.js';
 
 const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
@@ -83,10 +84,16 @@ export interface NodeTruth {
   tokens: Map<string, { transfers: NodeTransfer[]; balances: Map<string, bigint>; supply: bigint }>;
 }
 
-export async function readNodeTruth(url: string, block?: number): Promise<NodeTruth> {
+/**
+ * The node's truth at `block` (default: the head). With `fromBlock`, as an index starting there
+ * sees it (a late start): the transfers from that block on, and the balances of the addresses they
+ * name.
+ */
+export async function readNodeTruth(url: string, block?: number, fromBlock = 0): Promise<NodeTruth> {
   const head = block ?? (await getBlockNumber(url));
   const byToken = new Map<string, NodeTransfer[]>();
   for (const t of await nodeTransfers(url, head)) {
+    if (t.blockNumber < fromBlock) continue;
     const list = byToken.get(t.token) ?? [];
     list.push(t);
     byToken.set(t.token, list);
@@ -108,13 +115,16 @@ export async function readNodeTruth(url: string, block?: number): Promise<NodeTr
 /**
  * Differences between a store and the node (empty when equal): the token set, each token's
  * transfers (no phantom, none missing), transfer count, every holder's balance against
- * `balanceOf`, the holder count, and the total supply (unless `supply: false`).
+ * `balanceOf`, the holder count, and the total supply (unless `supply: false`). With `views`, also
+ * the address and holder views (`diffAddressViews`): every token's holder list, every address's
+ * holdings (balance and transfer count) and balance entries, and the transfer lists of
+ * `views.transferSample` addresses (default every one).
  */
 export async function diffStoreAgainstNode(
   store: Store,
   chain: string,
   truth: NodeTruth,
-  options: { supply?: boolean; max?: number } = {},
+  options: { supply?: boolean; max?: number; views?: boolean | Omit<AddressViewOptions, 'max'> } = {},
 ): Promise<string[]> {
   const out: string[] = [];
   const max = options.max ?? 20;
@@ -155,6 +165,14 @@ export async function diffStoreAgainstNode(
       push(`token ${address}: holderCount ${token.holderCount}, node ${holders}`);
     if ((options.supply ?? true) && token.totalSupply !== expected.supply)
       push(`token ${address}: totalSupply ${token.totalSupply}, node ${expected.supply}`);
+  }
+  if (options.views && out.length < max) {
+    const viewOptions = options.views === true ? {} : options.views;
+    for (const line of await diffAddressViews(store.reader, chain, truth.tokens, {
+      ...viewOptions,
+      max: max - out.length,
+    }))
+      push(line);
   }
   return out;
 }

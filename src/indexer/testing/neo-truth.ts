@@ -18,6 +18,7 @@ import {
 } from '../../chains/neo/utxo.js';
 import { silentLogger } from '../../internal/logger.js';
 import type { Store } from '../../store/types.js';
+import { diffAddressViews, type ExpectedToken, type ViewTransfer } from './address-views.js';
 
 /** The RPX `deploy` invocation of block 1444843. */
 export const RPX_DEPLOY_TXID = '0xc920b2192e74eda4ca6140510813aa40fef1767d00c152aa6f8027c24bdf14f2';
@@ -103,7 +104,10 @@ export function holdersOf(truth: NeoWindowTruth, asset: string): number {
   return [...(truth.balances.get(asset)?.values() ?? [])].filter((v) => v > 0n).length;
 }
 
-/** The store equals the truth of the window: every asset's transfers, holders and balances, RPX's mints, deployments. */
+/**
+ * The store equals the truth of the window: every asset's transfers, holders and balances, RPX's
+ * mints, deployments, and the address and holder views (`assertAddressViewsMatchTruth`).
+ */
 export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTruth): Promise<void> {
   for (const [asset, transfers] of truth.assetTransfers) {
     const token = await store.neo.getNeoToken('neo', asset);
@@ -147,5 +151,55 @@ export async function assertStoreMatchesTruth(store: Store, truth: NeoWindowTrut
       c.ownerAddress,
     ]),
     truth.deployments.map((d) => [d.hash, d.time, d.name, d.author, d.ownerAddress]).reverse(),
+  );
+  await assertAddressViewsMatchTruth(store, truth);
+}
+
+/**
+ * The window's truth as the address views must show it: each global asset with its balances from
+ * the outputs (created minus spent) and its asset transfers; each NEP-5 token with the balances
+ * its transfers give and those transfers (RPX's equal to the fixture file's mints: checked here).
+ */
+export function neoExpectedViews(truth: NeoWindowTruth): Map<string, ExpectedToken> {
+  const expected = new Map<string, ExpectedToken>();
+  for (const [asset, transfers] of truth.assetTransfers)
+    expected.set(asset, { balances: truth.balances.get(asset) ?? new Map(), transfers });
+  const nep5 = new Map<string, ViewTransfer[]>();
+  for (const block of truth.blocks) {
+    for (const t of block.nep5Transfers) {
+      const list = nep5.get(t.token) ?? [];
+      list.push(t);
+      nep5.set(t.token, list);
+    }
+  }
+  const rpx = (nep5.get(RPX_HASH) ?? []).map((t) => ({
+    token: t.token,
+    txHash: t.txHash,
+    from: t.from,
+    to: t.to,
+    value: t.value,
+  }));
+  assert.deepEqual(rpx, truth.rpxMints, "the blocks' RPX transfers are the fixture file's mints");
+  for (const [token, transfers] of nep5) {
+    const balances = new Map<string, bigint>();
+    for (const t of transfers) {
+      if (t.from === t.to) continue;
+      balances.set(t.from, (balances.get(t.from) ?? 0n) - t.value);
+      balances.set(t.to, (balances.get(t.to) ?? 0n) + t.value);
+    }
+    expected.set(token, { balances, transfers });
+  }
+  return expected;
+}
+
+/**
+ * The store's address and holder views equal the truth of the window: every token's holders,
+ * every address's holdings, balance entries (NEO ones too) and transfer lists.
+ */
+export async function assertAddressViewsMatchTruth(store: Store, truth: NeoWindowTruth): Promise<void> {
+  assert.deepEqual(
+    await diffAddressViews(store.reader, 'neo', neoExpectedViews(truth), { neo: store.neo, max: 40 }),
+    [],
+    'address and holder views of the NEO window',
   );
 }

@@ -1,9 +1,10 @@
 /**
  * Comparing stores for the reliability scenarios: a chain's whole index read through the `Store`
  * interface only (so the same comparison works for every backend), and the differences between
- * two such snapshots, token by token, transfer by transfer and balance by balance.
+ * two such snapshots, token by token, transfer by transfer, balance by balance and holder by
+ * holder.
  */
-import type { Checkpoint, Store, TokenRecord, TransferRecord } from '../../store/types.js';
+import type { Checkpoint, HolderEntry, Store, TokenRecord, TransferRecord } from '../../store/types.js';
 
 /** Everything a chain's data is, as the `Store` interface shows it. */
 export interface StoreSnapshot {
@@ -14,6 +15,8 @@ export interface StoreSnapshot {
   transfers: Map<string, TransferRecord[]>;
   /** Per token: the balance of every address that appears in its transfers. */
   balances: Map<string, Map<string, bigint>>;
+  /** Per token: every holder, in `listHolders` order. */
+  holders: Map<string, HolderEntry[]>;
 }
 
 /** Reads a chain's whole index through the `Store` interface. */
@@ -26,17 +29,25 @@ export async function snapshotStore(store: Store, chain: string): Promise<StoreS
   }
   const transfers = new Map<string, TransferRecord[]>();
   const balances = new Map<string, Map<string, bigint>>();
+  const holders = new Map<string, HolderEntry[]>();
   for (const token of tokens) {
-    const list = await store.reader.listTransfers(chain, token.address, 0, token.transferCount + 1000);
-    transfers.set(token.address, list);
-    const holders = new Set<string>();
-    for (const t of list) holders.add(t.from).add(t.to);
+    const list: HolderEntry[] = [];
+    for (let offset = 0; ; offset += 1000) {
+      const page = await store.reader.listHolders(chain, token.address, offset, 1000);
+      list.push(...page);
+      if (page.length < 1000) break;
+    }
+    holders.set(token.address, list);
+    const stored = await store.reader.listTransfers(chain, token.address, 0, token.transferCount + 1000);
+    transfers.set(token.address, stored);
+    const named = new Set<string>();
+    for (const t of stored) named.add(t.from).add(t.to);
     const perHolder = new Map<string, bigint>();
-    for (const holder of [...holders].sort())
+    for (const holder of [...named].sort())
       perHolder.set(holder, await store.reader.getBalance(chain, token.address, holder));
     balances.set(token.address, perHolder);
   }
-  return { checkpoint: await store.writer.getCheckpoint(chain), tokens, transfers, balances };
+  return { checkpoint: await store.writer.getCheckpoint(chain), tokens, transfers, balances, holders };
 }
 
 const show = (value: unknown) => JSON.stringify(value, (_k, v) => (typeof v === 'bigint' ? `${v}n` : v));
@@ -90,6 +101,12 @@ export function diffSnapshots(
       if ((ab.get(holder) ?? 0n) !== (eb.get(holder) ?? 0n))
         push(`token ${address}: balance of ${holder} ${ab.get(holder) ?? 0n} != ${eb.get(holder) ?? 0n}`);
     }
+    const ah = actual.holders.get(address) ?? [];
+    const eh = expected.holders.get(address) ?? [];
+    if (ah.length !== eh.length) push(`token ${address}: ${ah.length} holders != ${eh.length}`);
+    const rank = eh.findIndex((e, i) => show(ah[i] ?? null) !== show(e));
+    if (rank >= 0)
+      push(`token ${address}: holder #${rank + 1} ${show(ah[rank] ?? null)} != ${show(eh[rank])}`);
   }
   // The token list's order (holders, transfers, address) must agree too.
   const order = (s: StoreSnapshot) => s.tokens.map((t) => t.address).join(',');

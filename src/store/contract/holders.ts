@@ -150,27 +150,30 @@ export function runHolderCases({ withStore }: ContractContext): void {
         ]);
       }));
 
+    /** Five batches: holders move, a token appears, a holder empties and another fills. */
+    const lagging = (): IndexBatch[] => [
+      batch({ from: 1, to: 1, transfers: moves(T1, 1, [[ZERO_ADDRESS, H1, 10n]]) }),
+      batch({ from: 2, to: 2, transfers: moves(T1, 2, [[H1, H2, 4n]]) }),
+      batch({
+        from: 3,
+        to: 3,
+        transfers: [...moves(T1, 3, [[H2, H3, 4n]]), ...moves(T2, 3, [[ZERO_ADDRESS, H2, 1n]], 1)],
+      }),
+      batch({
+        from: 4,
+        to: 4,
+        transfers: moves(T1, 4, [
+          [H1, H1, 0n],
+          [H1, H3, 6n],
+        ]),
+      }),
+      batch({ from: 5, to: 5, transfers: moves(T2, 5, [[H2, H1, 1n]]) }),
+    ];
+
     test('while balances lag the checkpoint (deferBalances), holdings and holders answer as of balancesBlock', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        const steps: IndexBatch[] = [
-          batch({ from: 1, to: 1, transfers: moves(T1, 1, [[ZERO_ADDRESS, H1, 10n]]) }),
-          batch({ from: 2, to: 2, transfers: moves(T1, 2, [[H1, H2, 4n]]) }),
-          batch({
-            from: 3,
-            to: 3,
-            transfers: [...moves(T1, 3, [[H2, H3, 4n]]), ...moves(T2, 3, [[ZERO_ADDRESS, H2, 1n]], 1)],
-          }),
-          batch({
-            from: 4,
-            to: 4,
-            transfers: moves(T1, 4, [
-              [H1, H1, 0n],
-              [H1, H3, 6n],
-            ]),
-          }),
-          batch({ from: 5, to: 5, transfers: moves(T2, 5, [[H2, H1, 1n]]) }),
-        ];
+        const steps = lagging();
         for (const [i, step] of steps.entries()) {
           const last = i === steps.length - 1;
           await applyBoth(store, model, [{ ...step, deferBalances: !last }]);
@@ -184,6 +187,23 @@ export function runHolderCases({ withStore }: ContractContext): void {
         }
         assert.equal((await store.reader.getChainStatus('eth'))?.balancesBlock, undefined);
         assert.deepEqual(await store.reader.listHolders('eth', T1, 0, 10), [{ address: H3, balance: 10n }]);
+      }));
+
+    test('balances deferred when the store closes: after reopening, reads agree with the model', () =>
+      withStore(async (store, context) => {
+        if (context.reopen === undefined) return;
+        const model = new AddressModel();
+        const steps = lagging();
+        await applyBoth(
+          store,
+          model,
+          steps.slice(0, 4).map((b) => ({ ...b, deferBalances: true })),
+        );
+        await store.close();
+        const reopened = await context.reopen();
+        await assertAddressViews(reopened, model, 'eth', { label: 'reopened', pageSizes: [2, 50] });
+        await applyBoth(reopened, model, steps.slice(4));
+        await assertAddressViews(reopened, model, 'eth', { label: 'after block 5', pageSizes: [2, 50] });
       }));
   });
 }

@@ -26,10 +26,21 @@ import type { LockChain } from './transactions.js';
 export interface TokenChange {
   id: number;
   deltas: Map<string, bigint>;
+  /** Change of each holder's transfer count (see {@link countNamed}). */
+  named: Map<string, number>;
   /** Transfers added (negative: removed). */
   transfers: number;
   /** Block of the supply mark, or null for none. */
   dirty: number | null;
+}
+
+/**
+ * Adds `sign` to the transfer count of each address a transfer from `from` to `to` names: both,
+ * or one for a self-transfer (types.ts, `AddressHolding.transferCount`).
+ */
+export function countNamed(named: Map<string, number>, from: string, to: string, sign: 1 | -1): void {
+  named.set(from, (named.get(from) ?? 0) + sign);
+  if (to !== from) named.set(to, (named.get(to) ?? 0) + sign);
 }
 
 /**
@@ -64,18 +75,25 @@ export function prepareChanges(
   const holders: string[] = [];
   const deltas: bigint[] = [];
   const counts: boolean[] = [];
-  for (const { id, deltas: map } of changes) {
-    const rows: [string, bigint, boolean][] = [];
+  const namedCounts: number[] = [];
+  for (const { id, deltas: map, named } of changes) {
+    const rows: [string, bigint, boolean, number][] = [];
+    // Only the rows that change: a balance that moves, or a holder a transfer names.
     for (const [holder, delta] of map) {
-      if (delta !== 0n) rows.push([encoded(holder), delta, !NON_HOLDERS.has(holder)]);
+      const times = named.get(holder) ?? 0;
+      if (delta !== 0n || times !== 0) rows.push([encoded(holder), delta, !NON_HOLDERS.has(holder), times]);
+    }
+    for (const [holder, times] of named) {
+      if (times !== 0 && !map.has(holder)) rows.push([encoded(holder), 0n, !NON_HOLDERS.has(holder), times]);
     }
     // Sorted keys walk the (token_id, holder) B-tree in order.
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    for (const [holder, delta, count] of rows) {
+    for (const [holder, delta, count, times] of rows) {
       tokenIds.push(id);
       holders.push(holder);
       deltas.push(delta);
       counts.push(count);
+      namedCounts.push(times);
     }
   }
   return [
@@ -87,10 +105,11 @@ export function prepareChanges(
     int8Array(changes.map((c) => c.transfers)),
     int8Array(changes.map((c) => c.dirty)),
     replaceDirty,
+    int8Array(namedCounts),
   ];
 }
 
-/** Runs `applyChanges`, then deletes the balances that reached zero. */
+/** Runs `applyChanges`, then deletes the balance rows left with nothing (no amount, no transfer). */
 export async function executeChanges(client: pg.PoolClient, params: unknown[]): Promise<void> {
   const emptied = await run<{ token_id: number; holder: string }>(client, 'applyChanges', params);
   if (emptied.rows.length > 0) {
@@ -186,8 +205,16 @@ export async function applyBatchIn(
   // Grouped by token, in chain order within each: a token's rows of one batch share heap pages.
   for (const token of tokens) {
     const id = ids.get(encode(token.address))!;
-    changes.push({ id, deltas: token.deltas, transfers: token.transfers.length, dirty: token.dirtyBlock });
+    const named = new Map<string, number>();
+    changes.push({
+      id,
+      deltas: token.deltas,
+      named,
+      transfers: token.transfers.length,
+      dirty: token.dirtyBlock,
+    });
     for (const t of token.transfers) {
+      countNamed(named, t.from, t.to, 1);
       columns.tokenId[row] = id;
       columns.logIndex[row] = t.logIndex;
       columns.block[row] = t.blockNumber;
@@ -221,6 +248,7 @@ export async function applyBatchIn(
           byteaArray(columns.from),
           byteaArray(columns.to),
           numericArray(columns.value),
+          chain,
         ])
       : undefined;
   const changeParams = await overlap(inserting, () =>

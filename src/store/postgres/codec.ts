@@ -23,7 +23,7 @@
  * mapping to the Store interface's records.
  */
 import { decodeChainStatus, decodeTokenRow, type TokenColumns, type TokenDecoders } from '../rows.js';
-import type { ChainStatus, TokenRecord, TransferRecord } from '../types.js';
+import type { AddressHolding, ChainStatus, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
 
@@ -109,6 +109,16 @@ export function toChainStatus(row: ChainRow): ChainStatus {
       ? { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 }
       : undefined;
   return decodeChainStatus(row, row.holders_partial, writer);
+}
+
+/** A balance row's holding, as the address statements select it beside a token. */
+export interface HoldingColumns {
+  holding_amount: string;
+  holding_transfers: number;
+}
+
+export function toHolding(row: HoldingColumns): AddressHolding {
+  return { balance: decodeAmount(row.holding_amount), transferCount: Number(row.holding_transfers) };
 }
 
 /** A transfer row as `listTransfers` and `scanTransfers` select it. */

@@ -1,12 +1,16 @@
 import type pg from 'pg';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { upgradeAddressIndex } from './address-migration.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
 
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
 export interface Migration {
   name: string;
+  /** The step's DDL, run first. */
   sql: string;
+  /** Runs after `sql` in the same transaction: a step that fills what `sql` made, in chunks, with progress logged. */
+  fill?: (client: pg.ClientBase, logger: Logger) => Promise<void>;
 }
 
 /**
@@ -33,8 +37,8 @@ export const MIGRATIONS_TABLE = 'tokenquery_migrations';
  * - Token ids are `integer`: 4 bytes saved on every transfer and balance, and 2^31 tokens is
  *   far above any chain's count.
  * - `tokens_by_rank` serves the token list order (holders desc, transfers desc, address asc).
- * - `balances` keeps 10% free space per page so that the balance updates of each batch stay
- *   HOT (no index update) when the page has room.
+ * - `balances` keeps 10% free space per page (from when its updates were HOT; since
+ *   `0007_address_index` indexes the amount, they are not).
  * - Rollback uses the `recent_block_tokens` journal like SQLite does; `chains.journal_floor` is
  *   the lowest block from which it is complete.
  * - `text` columns that are sorted (`chains.chain`, `api_keys.id`) use the "C" collation, so
@@ -182,6 +186,15 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN holders_partial boolean NOT NULL DEFAULT false;
     `,
   },
+  {
+    // The address operations and token holders (address-migration.ts): per-holder transfer counts
+    // in `balances` (rows are kept while a transfer names the holder), `address_transfers`, and
+    // the indexes of the holder list and of an address's tokens. A store of the previous version
+    // is filled from its transfers in place.
+    name: '0007_address_index',
+    sql: '',
+    fill: upgradeAddressIndex,
+  },
 ];
 
 /** Highest applied version, or 0 when the migrations table does not exist yet. */
@@ -232,7 +245,8 @@ export async function migrate(
     check(current);
     for (let version = current; version < migrations.length; version++) {
       const migration = migrations[version]!;
-      await client.query(migration.sql);
+      if (migration.sql !== '') await client.query(migration.sql);
+      await migration.fill?.(client, logger);
       await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (version, name) VALUES ($1, $2)`, [
         version + 1,
         migration.name,

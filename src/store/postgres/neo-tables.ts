@@ -6,8 +6,10 @@
  * outputs into balance deltas before `applyBatch` applies them with everything else.
  */
 import type pg from 'pg';
+import { NON_HOLDERS } from '../batch-plan.js';
 import { type NeoTokenColumns, withNeoFields } from '../rows.js';
 import type {
+  AddressBalance,
   NeoBatchPart,
   NeoContractRecord,
   NeoOutputRow,
@@ -22,7 +24,9 @@ import {
   encodeHex,
   encodeHexDigits,
   encodeText,
+  type HoldingColumns,
   type TokenRow,
+  toHolding,
   toTokenRecord,
 } from './codec.js';
 
@@ -70,14 +74,16 @@ type Runner = <R extends pg.QueryResultRow>(
   values: unknown[],
 ) => Promise<pg.QueryResult<R>>;
 
-const NEO_TOKEN_SELECT = `
-  SELECT t.address, t.name, t.symbol, t.decimals, t.total_supply, t.cap, t.burned_balance,
+const NEO_TOKEN_COLUMNS = `
+  t.address, t.name, t.symbol, t.decimals, t.total_supply, t.cap, t.burned_balance,
     t.holder_count, t.transfer_count, t.first_block, t.icon,
     a.type AS asset_type, a.registered_time, a.registrar,
-    c.time AS contract_time, c.owner AS contract_owner
-  FROM tokens AS t
+    c.time AS contract_time, c.owner AS contract_owner`;
+/** The NEO fields of the `tokens` row aliased `t`. */
+const NEO_TOKEN_JOINS = `
   LEFT JOIN neo_assets AS a ON a.chain = t.chain AND a.asset = t.address
   LEFT JOIN neo_contracts AS c ON c.chain = t.chain AND c.hash = t.address`;
+const NEO_TOKEN_SELECT = `SELECT ${NEO_TOKEN_COLUMNS} FROM tokens AS t ${NEO_TOKEN_JOINS}`;
 
 /** The NEO statements, run as named prepared statements like the store's own. */
 export const NEO_SQL = {
@@ -119,6 +125,12 @@ export const NEO_SQL = {
       ${NEO_TOKEN_SELECT} WHERE t.chain = $1
       ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC LIMIT $2 OFFSET $3
     ) AS p ON true`,
+  // listAddressBalances (statements.ts) with the NEO fields.
+  neoListAddressBalances: `
+    SELECT ${NEO_TOKEN_COLUMNS}, b.amount AS holding_amount, b.transfer_count AS holding_transfers
+    FROM balances AS b JOIN tokens AS t ON t.id = b.token_id ${NEO_TOKEN_JOINS}
+    WHERE b.holder = $2 AND b.amount > 0 AND t.chain = $1
+    ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC`,
   neoListContracts: `
     SELECT hash, block_number, tx_index, tx_hash, time, kind, name, author, owner FROM neo_contracts
     WHERE chain = $1 ORDER BY block_number DESC, tx_index DESC, seq DESC LIMIT $2 OFFSET $3`,
@@ -255,6 +267,20 @@ export async function listNeoTokens(
   const tokens: NeoTokenRecord[] = [];
   for (const row of result.rows) if (row.address !== null) tokens.push(toNeoToken(chain, row));
   return { total: result.rows[0]?.total ?? 0, tokens };
+}
+
+/** The NEO tokens `address` holds (see `NeoReader.listNeoAddressBalances`). */
+export async function listNeoAddressBalances(
+  run: Runner,
+  chain: string,
+  address: string,
+): Promise<AddressBalance<NeoTokenRecord>[]> {
+  if (NON_HOLDERS.has(address)) return [];
+  const result = await run<NeoTokenRow & HoldingColumns>('neoListAddressBalances', [
+    chain,
+    encodeHex(address),
+  ]);
+  return result.rows.map((row) => ({ token: toNeoToken(chain, row), ...toHolding(row) }));
 }
 
 export async function listNeoContracts(

@@ -4,11 +4,15 @@
  * Each reads through the pool, one statement per call, outside any transaction.
  */
 import type pg from 'pg';
+import { NON_HOLDERS } from '../batch-plan.js';
 import { decodeRecentTransfers } from '../chain-activity.js';
 import type {
+  AddressBalance,
+  AddressHolding,
   ChainActivity,
   ChainStatus,
   HistoryScans,
+  HolderEntry,
   NeoContractRecord,
   NeoReader,
   NeoTokenPage,
@@ -24,13 +28,15 @@ import {
   decodeAmount,
   decodeHex,
   encodeHex,
+  type HoldingColumns,
   type TokenRow,
   type TransferRow,
   toChainStatus,
+  toHolding,
   toTokenRecord,
   transferOfRow,
 } from './codec.js';
-import { getNeoToken, listNeoContracts, listNeoTokens } from './neo-tables.js';
+import { getNeoToken, listNeoAddressBalances, listNeoContracts, listNeoTokens } from './neo-tables.js';
 import { run, runnerOn } from './statements.js';
 
 /** The API's reads. */
@@ -81,6 +87,63 @@ export function createReader(pool: pg.Pool): StoreReader {
       return row === undefined ? 0n : decodeAmount(row.amount);
     },
 
+    async listAddressBalances(chain: string, address: string): Promise<AddressBalance[]> {
+      if (NON_HOLDERS.has(address)) return [];
+      const result = await run<TokenRow & HoldingColumns>(pool, 'listAddressBalances', [
+        chain,
+        encodeHex(address),
+      ]);
+      return result.rows.map((row) => ({ token: toTokenRecord(chain, row), ...toHolding(row) }));
+    },
+
+    async getAddressHolding(chain: string, address: string, token: string): Promise<AddressHolding> {
+      const result = await run<{ amount: string; transfer_count: number }>(pool, 'getHolding', [
+        chain,
+        encodeHex(token),
+        encodeHex(address),
+      ]);
+      const row = result.rows[0];
+      return row === undefined
+        ? { balance: 0n, transferCount: 0 }
+        : { balance: decodeAmount(row.amount), transferCount: row.transfer_count };
+    },
+
+    async listAddressTransfers(
+      chain: string,
+      address: string,
+      token: string | null,
+      offset: number,
+      limit: number,
+    ): Promise<TransferRecord[]> {
+      if (token !== null) {
+        const result = await run<TransferRow>(pool, 'listAddressTokenTransfers', [
+          chain,
+          encodeHex(token),
+          encodeHex(address),
+          limit,
+          offset,
+        ]);
+        return result.rows.map((row) => transferOfRow(token, row));
+      }
+      const result = await run<TransferRow & { token: string }>(pool, 'listAddressTransfers', [
+        chain,
+        encodeHex(address),
+        limit,
+        offset,
+      ]);
+      return result.rows.map((row) => transferOfRow(decodeHex(row.token), row));
+    },
+
+    async listHolders(chain: string, token: string, offset: number, limit: number): Promise<HolderEntry[]> {
+      const result = await run<{ holder: string; amount: string }>(pool, 'listHolders', [
+        chain,
+        encodeHex(token),
+        limit,
+        offset,
+      ]);
+      return result.rows.map(toHolderEntry);
+    },
+
     async getChainActivity(chain: string): Promise<ChainActivity | null> {
       const result = await run<{ transfer_count: number; recent_transfers: string | null }>(
         pool,
@@ -96,6 +159,10 @@ export function createReader(pool: pg.Pool): StoreReader {
       return (await run<{ bytes: number }>(pool, 'databaseSize', [])).rows[0]?.bytes ?? 0;
     },
   };
+}
+
+function toHolderEntry(row: { holder: string; amount: string }): HolderEntry {
+  return { address: decodeHex(row.holder), balance: decodeAmount(row.amount) };
 }
 
 /** The whole-history scans `verify` runs. */
@@ -120,6 +187,47 @@ export function createScans(pool: pg.Pool): HistoryScans {
         limit,
       ]);
       return result.rows.map((row) => ({ holder: decodeHex(row.holder), amount: decodeAmount(row.amount) }));
+    },
+
+    async scanHoldings(chain, token, afterHolder, limit) {
+      const result = await run<{ holder: string; amount: string; transfer_count: number }>(
+        pool,
+        'scanHoldings',
+        [chain, encodeHex(token), afterHolder === null ? null : encodeHex(afterHolder), limit],
+      );
+      return result.rows.map((row) => ({
+        holder: decodeHex(row.holder),
+        balance: decodeAmount(row.amount),
+        transferCount: row.transfer_count,
+      }));
+    },
+
+    async scanHolders(chain, token, after, limit): Promise<HolderEntry[]> {
+      type Row = { holder: string; amount: string };
+      if (after === null) {
+        return (await run<Row>(pool, 'listHolders', [chain, encodeHex(token), limit, 0])).rows.map(
+          toHolderEntry,
+        );
+      }
+      const amount = after.balance.toString();
+      const tied = await run<Row>(pool, 'scanHoldersTied', [
+        chain,
+        encodeHex(token),
+        amount,
+        encodeHex(after.address),
+        limit,
+      ]);
+      const rows = tied.rows;
+      if (rows.length < limit) {
+        const below = await run<Row>(pool, 'scanHoldersBelow', [
+          chain,
+          encodeHex(token),
+          amount,
+          limit - rows.length,
+        ]);
+        rows.push(...below.rows);
+      }
+      return rows.map(toHolderEntry);
     },
 
     async scanSeedBalances(chain, token, afterHolder, limit): Promise<SeedBalance[]> {
@@ -148,6 +256,10 @@ export function createNeoReader(pool: pg.Pool): NeoReader {
 
     async listNeoTokens(chain: string, offset: number, limit: number): Promise<NeoTokenPage> {
       return listNeoTokens(onPool, chain, offset, limit);
+    },
+
+    async listNeoAddressBalances(chain: string, address: string): Promise<AddressBalance<NeoTokenRecord>[]> {
+      return listNeoAddressBalances(onPool, chain, address);
     },
 
     async listNeoContracts(chain: string, offset: number, limit: number): Promise<NeoContractRecord[]> {

@@ -8,7 +8,7 @@ import type pg from 'pg';
 import { checkRollback } from '../batch-plan.js';
 import { journalCovers, rollBackToken, rollbackResult } from '../rollback-plan.js';
 import type { RollbackResult } from '../types.js';
-import { executeChanges, prepareChanges, type TokenChange } from './apply-batch.js';
+import { countNamed, executeChanges, prepareChanges, type TokenChange } from './apply-batch.js';
 import { int4Array } from './binary-arrays.js';
 import { decodeAmount, decodeHex, encodeHex } from './codec.js';
 import { hasNeoData } from './neo-tables.js';
@@ -67,7 +67,11 @@ export async function rollbackIn(
         (r) => [decodeHex(r.from_addr), decodeHex(r.to_addr), decodeAmount(r.value)] as const,
       );
       if (kept === null) dropped.push(token.id);
-      else changes.push({ id: token.id, ...kept });
+      else {
+        const named = new Map<string, number>();
+        for (const r of rows) countNamed(named, decodeHex(r.from_addr), decodeHex(r.to_addr), -1);
+        changes.push({ id: token.id, ...kept, named });
+      }
     }
     if (dropped.length > 0) {
       await run(client, 'dropTokens', [int4Array(dropped)]);

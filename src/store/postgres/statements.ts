@@ -4,10 +4,18 @@
  * rollback.ts, reads.ts, ...) name statements from here and hold no SQL text of their own.
  */
 import type pg from 'pg';
+import { HOLDER_PREDICATE } from './address-migration.js';
 import { NEO_SQL } from './neo-tables.js';
 
 const TOKEN_COLUMNS =
   'address, name, symbol, decimals, total_supply, cap, burned_balance, holder_count, transfer_count, first_block, icon';
+/** {@link TOKEN_COLUMNS} of the `tokens` row aliased `t`. */
+export const TOKEN_COLUMNS_OF_T = TOKEN_COLUMNS.split(', ')
+  .map((column) => `t.${column}`)
+  .join(', ');
+/** A transfer's columns as `TransferRow` reads them, of the `transfers` row aliased `t`. */
+const TRANSFER_COLUMNS_OF_T =
+  't.block_number, t.log_index, t.tx_index, t.tx_hash, t.from_addr, t.to_addr, t.value, t.time';
 const API_KEY_COLUMNS = 'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
 const CHAIN_COLUMNS =
   'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since, seed_block, holders_partial';
@@ -85,10 +93,22 @@ export const SQL = {
       WITH ORDINALITY AS u(address, name, symbol, decimals, first_block, ord)
     ORDER BY ord
     RETURNING id, address`,
+  // The transfers, and one `address_transfers` row per address each names (a self-transfer once),
+  // from the rows inserted, so the columns cross the wire once.
   insertTransfers: `
-    INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value)
-    SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
-      $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])`,
+    WITH inserted AS (
+      INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value)
+      SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
+        $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])
+      RETURNING token_id, log_index, block_number, from_addr, to_addr
+    )
+    INSERT INTO address_transfers (block_number, token_id, log_index, address, chain)
+    SELECT block_number, token_id, log_index, address, $10 FROM (
+      SELECT block_number, token_id, log_index, from_addr AS address FROM inserted
+      UNION ALL
+      SELECT block_number, token_id, log_index, to_addr FROM inserted WHERE to_addr <> from_addr
+    ) AS named
+    ORDER BY address, token_id, block_number, log_index`,
   // Answers the rows actually inserted: a pair seeded before is left alone and not answered.
   insertSeeds: `
     INSERT INTO seed_balances (token_id, holder, amount)
@@ -104,20 +124,23 @@ export const SQL = {
     SELECT $1, * FROM unnest($2::bigint[], $3::integer[])
     ON CONFLICT DO NOTHING`,
   /*
-   * One statement applies the net balance changes and the token counters. The upsert returns
-   * each new amount; the old one is new − delta, so the holder-count change per token needs no
-   * second read. Rows that reach zero are returned, to be deleted (a zero balance has no row,
-   * as in SQLite). `$8` replaces the supply mark (rollback) instead of raising it (batch).
+   * One statement applies the net balance and per-holder transfer count changes and the token
+   * counters. The upsert returns each new amount; the old one is new − delta, so the holder-count
+   * change per token needs no second read. Rows left with a zero amount and no transfer naming
+   * the holder are returned, to be deleted. `$8` replaces the supply mark (rollback) instead of
+   * raising it (batch).
    */
   applyChanges: `
     WITH d AS (
-      SELECT * FROM unnest($1::integer[], $2::bytea[], $3::numeric[], $4::boolean[])
-        AS d(token_id, holder, delta, counts)
+      SELECT * FROM unnest($1::integer[], $2::bytea[], $3::numeric[], $4::boolean[], $9::bigint[])
+        AS d(token_id, holder, delta, counts, named)
     ), up AS (
-      INSERT INTO balances AS b (token_id, holder, amount)
-      SELECT token_id, holder, delta FROM d
-      ON CONFLICT (token_id, holder) DO UPDATE SET amount = b.amount + excluded.amount
-      RETURNING b.token_id, b.holder, b.amount
+      INSERT INTO balances AS b (token_id, holder, amount, transfer_count)
+      SELECT token_id, holder, delta, named FROM d
+      ON CONFLICT (token_id, holder) DO UPDATE SET
+        amount = b.amount + excluded.amount,
+        transfer_count = b.transfer_count + excluded.transfer_count
+      RETURNING b.token_id, b.holder, b.amount, b.transfer_count
     ), changed AS (
       SELECT up.token_id,
         sum(CASE WHEN d.counts THEN (up.amount > 0)::integer - (up.amount - d.delta > 0)::integer ELSE 0 END)
@@ -133,10 +156,10 @@ export const SQL = {
         LEFT JOIN changed ON changed.token_id = u.id
       WHERE t.id = u.id
     )
-    SELECT token_id, holder FROM up WHERE amount = 0`,
+    SELECT token_id, holder FROM up WHERE amount = 0 AND transfer_count = 0`,
   deleteEmptied: `
     DELETE FROM balances AS b USING unnest($1::integer[], $2::bytea[]) AS z(token_id, holder)
-    WHERE b.token_id = z.token_id AND b.holder = z.holder AND b.amount = 0`,
+    WHERE b.token_id = z.token_id AND b.holder = z.holder AND b.amount = 0 AND b.transfer_count = 0`,
   upsertBlockRefs: `
     INSERT INTO block_refs (chain, number, hash, parent_hash)
     SELECT $1, * FROM unnest($2::bigint[], $3::bytea[], $4::bytea[])
@@ -148,9 +171,21 @@ export const SQL = {
   probeTokens: `
     SELECT id AS token_id FROM tokens AS k WHERE chain = $1
     AND EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)`,
+  // The transfers above the block and their `address_transfers` rows (found by primary key).
   deleteTransfersAbove: `
-    DELETE FROM transfers WHERE token_id = ANY($1::integer[]) AND block_number > $2
-    RETURNING token_id, from_addr, to_addr, value`,
+    WITH removed AS (
+      DELETE FROM transfers WHERE token_id = ANY($1::integer[]) AND block_number > $2
+      RETURNING token_id, block_number, log_index, from_addr, to_addr, value
+    ), unlisted AS (
+      DELETE FROM address_transfers AS a USING (
+        SELECT from_addr AS address, token_id, block_number, log_index FROM removed
+        UNION ALL
+        SELECT to_addr, token_id, block_number, log_index FROM removed WHERE to_addr <> from_addr
+      ) AS r
+      WHERE a.address = r.address AND a.token_id = r.token_id AND a.block_number = r.block_number
+        AND a.log_index = r.log_index
+    )
+    SELECT token_id, from_addr, to_addr, value FROM removed`,
   tokensById: 'SELECT id, address, first_block FROM tokens WHERE id = ANY($1::integer[])',
   dropTokens: `
     WITH gone AS (DELETE FROM balances WHERE token_id = ANY($1::integer[])),
@@ -205,8 +240,73 @@ export const SQL = {
   scanBalances: `
     SELECT holder, amount FROM balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND ($3::bytea IS NULL OR holder > $3::bytea) AND amount <> 0
+    ORDER BY holder LIMIT $4`,
+  scanHoldings: `
+    SELECT holder, amount, transfer_count FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
       AND ($3::bytea IS NULL OR holder > $3::bytea)
     ORDER BY holder LIMIT $4`,
+  getHolding: `
+    SELECT amount, transfer_count FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND holder = $3`,
+  listAddressBalances: `
+    SELECT ${TOKEN_COLUMNS_OF_T}, b.amount AS holding_amount, b.transfer_count AS holding_transfers
+    FROM balances AS b JOIN tokens AS t ON t.id = b.token_id
+    WHERE b.holder = $2 AND b.amount > 0 AND t.chain = $1
+    ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC`,
+  /*
+   * An address's page like listTransfers': the keys from an index-only range of
+   * address_transfers, then the page's rows. Deep pages skip index entries only (the API's
+   * deepest offset is 2,450).
+   */
+  listAddressTokenTransfers: `
+    SELECT ${TRANSFER_COLUMNS_OF_T}
+    FROM (
+      SELECT token_id, block_number, log_index FROM address_transfers
+      WHERE address = $3 AND token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      ORDER BY block_number DESC, log_index DESC LIMIT $4 OFFSET $5
+    ) AS page
+    JOIN transfers AS t
+      ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
+    ORDER BY page.block_number DESC, page.log_index DESC`,
+  /*
+   * The same over every token of the chain. Transfers of two tokens can share (block, log index)
+   * (NEO: asset transfers and NEP-5 notifications are numbered apart); those ties go by token
+   * address descending. The index gives (block, log) order, so the planner only sorts each run of
+   * equal keys (an incremental sort), looking up the token address of the rows it reads.
+   */
+  listAddressTransfers: `
+    SELECT ${TRANSFER_COLUMNS_OF_T}, k.address AS token
+    FROM (
+      SELECT a.token_id, a.block_number, a.log_index FROM address_transfers AS a
+      WHERE a.address = $2 AND a.chain = $1
+      ORDER BY a.block_number DESC, a.log_index DESC, (SELECT address FROM tokens WHERE id = a.token_id) DESC
+      LIMIT $3 OFFSET $4
+    ) AS page
+    JOIN transfers AS t
+      ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
+    JOIN tokens AS k ON k.id = page.token_id
+    ORDER BY page.block_number DESC, page.log_index DESC, k.address DESC`,
+  listHolders: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
+    ORDER BY amount DESC, holder ASC LIMIT $3 OFFSET $4`,
+  /*
+   * The holders after ($3 amount, $4 holder) in listHolders' order, as a seek in two index ranges
+   * (reads.ts): the rest of the holders with that amount, then those with less. A walk over a token
+   * with a million equal balances never rereads the ones before.
+   */
+  scanHoldersTied: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
+      AND amount = $3::numeric AND holder > $4
+    ORDER BY holder ASC LIMIT $5`,
+  scanHoldersBelow: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
+      AND amount < $3::numeric
+    ORDER BY amount DESC, holder ASC LIMIT $4`,
   scanSeeds: `
     SELECT holder, amount FROM seed_balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)

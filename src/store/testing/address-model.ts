@@ -1,10 +1,11 @@
 /**
  * A reference model of what a `Store` answers about addresses and holders, for tests: feed it
- * the batches (and rollbacks) a store was given, and it computes, from scratch on every call,
+ * the batches (and rollbacks) a store was given, and it computes
  * what `listAddressBalances`, `getAddressHolding`, `listAddressTransfers`, `listHolders`,
  * `scanHoldings` and `scanHolders` must answer. It keeps the raw inputs only (transfers, seeds,
- * NEO outputs) and derives everything by the plain definitions in `types.ts`, so it stays small
- * and obviously right; it is meant for histories of a few thousand transfers, not for speed.
+ * NEO outputs) and derives everything from them by the plain definitions in `types.ts` (caching
+ * the derived values until the next change), so it stays small and obviously right; it is meant
+ * for histories of thousands of transfers, not millions.
  *
  * The definitions it follows:
  * - An EVM or NEP-5 balance is the holder's starting balance (seed) plus what transfers brought
@@ -72,6 +73,17 @@ const pairKey = (token: string, holder: string): string => `${token}|${holder}`;
 
 export class AddressModel {
   private readonly chains = new Map<string, ChainModel>();
+  /**
+   * Derived values (balances and holdings per token, token order) since the last change: every
+   * change clears it all, so it only spares recomputing between changes (a check reads each
+   * token's holdings once per address).
+   */
+  private readonly memo = new Map<string, unknown>();
+
+  private cached<T>(key: string, compute: () => T): T {
+    if (!this.memo.has(key)) this.memo.set(key, compute());
+    return this.memo.get(key) as T;
+  }
 
   private chain(chain: string): ChainModel {
     let model = this.chains.get(chain);
@@ -94,11 +106,13 @@ export class AddressModel {
 
   /** Transfers of EVM or NEP-5 tokens (for a test that has them without a batch, e.g. read from a node). */
   addTransfers(chain: string, transfers: readonly TransferRecord[]): void {
+    this.memo.clear();
     this.chain(chain).transfers.push(...transfers);
   }
 
   /** Starting balances; a (token, holder) pair already seeded keeps its first amount. */
   addSeeds(chain: string, seeds: readonly SeedBalance[]): void {
+    this.memo.clear();
     const model = this.chain(chain);
     for (const seed of seeds) {
       const key = pairKey(seed.token, seed.holder);
@@ -113,6 +127,7 @@ export class AddressModel {
     outputsCreated: readonly Output[],
     outputsSpent: readonly Output[],
   ): void {
+    this.memo.clear();
     const model = this.chain(chain);
     for (const t of assetTransfers) model.assets.add(t.token);
     for (const o of [...outputsCreated, ...outputsSpent]) model.assets.add(o.asset);
@@ -127,6 +142,7 @@ export class AddressModel {
    * never rolled back, so outputs are not.)
    */
   rollback(chain: string, toBlock: number): void {
+    this.memo.clear();
     const model = this.chain(chain);
     model.transfers = model.transfers.filter((t) => t.blockNumber <= toBlock);
     const left = new Set(model.transfers.map((t) => t.token));
@@ -135,6 +151,10 @@ export class AddressModel {
 
   /** Tokens of the chain, ordered like `listTokens` (holderCount desc, transferCount desc, address asc). */
   tokens(chain: string): string[] {
+    return [...this.cached(`tokens|${chain}`, () => this.orderTokens(chain))];
+  }
+
+  private orderTokens(chain: string): string[] {
     const model = this.chain(chain);
     const tokens = new Set(model.transfers.map((t) => t.token));
     for (const o of [...model.created, ...model.spent]) tokens.add(o.asset);
@@ -171,39 +191,44 @@ export class AddressModel {
    * Balances as of block `asOf` when given.
    */
   holdings(chain: string, token: string, asOf?: number): ({ holder: string } & AddressHolding)[] {
-    const model = this.chain(chain);
-    const balances = this.balances(model, token, asOf);
-    const counts = new Map<string, number>();
-    for (const t of this.transfersUpTo(model, asOf)) {
-      if (t.token !== token) continue;
-      counts.set(t.from, (counts.get(t.from) ?? 0) + 1);
-      if (t.to !== t.from) counts.set(t.to, (counts.get(t.to) ?? 0) + 1);
-    }
-    const holders = new Set([...balances.keys(), ...counts.keys()]);
-    return [...holders]
-      .sort(compareStrings)
-      .map((holder) => ({
-        holder,
-        balance: balances.get(holder) ?? 0n,
-        transferCount: counts.get(holder) ?? 0,
-      }))
-      .filter((h) => h.balance !== 0n || h.transferCount > 0);
+    return [...this.holdingMap(chain, token, asOf)]
+      .sort(([a], [b]) => compareStrings(a, b))
+      .map(([holder, holding]) => ({ holder, ...holding }));
   }
 
   /** What `getAddressHolding` answers: `{0n, 0}` when nothing names the pair. */
   holding(chain: string, address: string, token: string, asOf?: number): AddressHolding {
-    const found = this.holdings(chain, token, asOf).find((h) => h.holder === address);
+    const found = this.holdingMap(chain, token, asOf).get(address);
     return { balance: found?.balance ?? 0n, transferCount: found?.transferCount ?? 0 };
+  }
+
+  /** A token's holdings by address: every pair with a non-zero balance or a transfer naming it. */
+  private holdingMap(chain: string, token: string, asOf: number | undefined): Map<string, AddressHolding> {
+    return this.cached(`holdings|${chain}|${token}|${asOf}`, () => {
+      const model = this.chain(chain);
+      const balances = this.balances(chain, token, asOf);
+      const counts = new Map<string, number>();
+      for (const t of this.transfersUpTo(model, asOf)) {
+        if (t.token !== token) continue;
+        counts.set(t.from, (counts.get(t.from) ?? 0) + 1);
+        if (t.to !== t.from) counts.set(t.to, (counts.get(t.to) ?? 0) + 1);
+      }
+      const out = new Map<string, AddressHolding>();
+      for (const holder of new Set([...balances.keys(), ...counts.keys()])) {
+        out.set(holder, { balance: balances.get(holder) ?? 0n, transferCount: counts.get(holder) ?? 0 });
+      }
+      return out;
+    });
   }
 
   /** What `getBalance` answers. */
   balance(chain: string, token: string, address: string, asOf?: number): bigint {
-    return this.balances(this.chain(chain), token, asOf).get(address) ?? 0n;
+    return this.balances(chain, token, asOf).get(address) ?? 0n;
   }
 
   /** Holders of a token in `listHolders` order (balances as of `asOf` when given). */
   holders(chain: string, token: string, asOf?: number): HolderEntry[] {
-    return [...this.balances(this.chain(chain), token, asOf)]
+    return [...this.balances(chain, token, asOf)]
       .filter(([address, balance]) => balance > 0n && !NON_HOLDERS.has(address))
       .map(([address, balance]) => ({ address, balance }))
       .sort(compareHolders);
@@ -244,7 +269,13 @@ export class AddressModel {
   }
 
   /** Every non-zero balance of a token (mint parties included), as of `asOf` when given. */
-  private balances(model: ChainModel, token: string, asOf: number | undefined): Map<string, bigint> {
+  private balances(chain: string, token: string, asOf: number | undefined): Map<string, bigint> {
+    return this.cached(`balances|${chain}|${token}|${asOf}`, () =>
+      this.computeBalances(this.chain(chain), token, asOf),
+    );
+  }
+
+  private computeBalances(model: ChainModel, token: string, asOf: number | undefined): Map<string, bigint> {
     const balances = new Map<string, bigint>();
     const add = (holder: string, amount: bigint): void => {
       balances.set(holder, (balances.get(holder) ?? 0n) + amount);
