@@ -25,11 +25,12 @@ function progress(logger: Logger, step: string, total: number) {
     if (now - logged < PROGRESS_EVERY_MS || total === 0) return;
     logged = now;
     const fraction = Math.min(1, done / total);
-    const etaSeconds =
-      fraction > 0 ? Math.round(((now - started) / fraction - (now - started)) / 1000) : null;
+    const elapsed = now - started;
+    const etaSeconds = fraction > 0 ? Math.round((elapsed / fraction - elapsed) / 1000) : null;
+    const percent = Math.floor(fraction * 1000) / 10;
     logger.info(
-      { migration: '0007_address_views', step, percent: Math.floor(fraction * 1000) / 10, etaSeconds },
-      `upgrading the database: ${step} ${(fraction * 100).toFixed(1)}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
+      { migration: '0007_address_views', step, percent, etaSeconds },
+      `upgrading the database: ${step} ${percent}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
     );
   };
 }
