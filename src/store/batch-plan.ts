@@ -23,6 +23,12 @@ export interface TokenWork {
   transfers: TransferRecord[];
   /** Net balance change per holder. */
   deltas: Map<string, bigint>;
+  /**
+   * Per address, how many of `transfers` name it as sender or recipient (a self-transfer once, the
+   * zero address and `""` too): what the batch adds to its transfer count of the token
+   * (`AddressHolding.transferCount`). Set by `planBatch`.
+   */
+  named?: Map<string, number>;
   firstBlock: number;
   /** Newest block of a transfer that may change the supply, or null when none. */
   dirtyBlock: number | null;
@@ -30,6 +36,29 @@ export interface TokenWork {
 
 export function addDelta(deltas: Map<string, bigint>, holder: string, delta: bigint): void {
   deltas.set(holder, (deltas.get(holder) ?? 0n) + delta);
+}
+
+/** Adds one transfer from `from` to `to` to the per-address counts of {@link TokenWork.named}, times `sign`. */
+export function addNamed(named: Map<string, number>, from: string, to: string, sign: 1 | -1 = 1): void {
+  named.set(from, (named.get(from) ?? 0) + sign);
+  if (to !== from) named.set(to, (named.get(to) ?? 0) + sign);
+}
+
+/**
+ * The change in each address's transfer count of stored transfers, decoded by `decode` into
+ * `[from, to, …]`, times `sign`: 1 to add them (a replay), -1 to take them off (a rollback).
+ */
+export function namedCounts<Row>(
+  rows: readonly Row[],
+  decode: (row: Row) => readonly [from: string, to: string, ...unknown[]],
+  sign: 1 | -1,
+): Map<string, number> {
+  const named = new Map<string, number>();
+  for (const row of rows) {
+    const [from, to] = decode(row);
+    addNamed(named, from, to, sign);
+  }
+  return named;
 }
 
 /**
@@ -185,12 +214,14 @@ export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
         address: transfer.token,
         transfers: [],
         deltas: new Map(),
+        named: new Map(),
         firstBlock: block,
         dirtyBlock: null,
       };
       work.set(transfer.token, token);
     }
     token.transfers.push(transfer);
+    addNamed(token.named!, transfer.from, transfer.to);
     if (block < token.firstBlock) token.firstBlock = block;
     if (transfer.from !== transfer.to) {
       addDelta(token.deltas, transfer.from, -transfer.value);
@@ -215,7 +246,14 @@ function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, Toke
   const entry = (address: string, block: number): TokenWork => {
     let token = work.get(address);
     if (token === undefined) {
-      token = { address, transfers: [], deltas: new Map(), firstBlock: block, dirtyBlock: null };
+      token = {
+        address,
+        transfers: [],
+        deltas: new Map(),
+        named: new Map(),
+        firstBlock: block,
+        dirtyBlock: null,
+      };
       work.set(address, token);
     } else if (block < token.firstBlock) token.firstBlock = block;
     return token;
@@ -224,6 +262,7 @@ function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, Toke
     inRange(transfer.blockNumber, 'asset transfer');
     const token = entry(transfer.token, transfer.blockNumber);
     token.transfers.push(transfer);
+    addNamed(token.named!, transfer.from, transfer.to);
     if (transfer.from === '') token.dirtyBlock = Math.max(token.dirtyBlock ?? 0, transfer.blockNumber);
   }
   for (const [outputs, sign] of [

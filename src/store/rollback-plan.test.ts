@@ -29,6 +29,12 @@ describe('rollback plan', () => {
         ['0xb', -3n],
         ['0xc', -2n],
       ]),
+      // Transfer counts: each removed transfer once per address it names, a self-transfer once.
+      named: new Map([
+        ['0xa', -1],
+        ['0xb', -2],
+        ['0xc', -2],
+      ]),
       transfers: -3,
       dirty: 10,
     });

@@ -3,7 +3,7 @@
  * each backend finds the tokens, deletes their transfers above the ancestor and writes these
  * decisions with its own SQL.
  */
-import { netChanges } from './batch-plan.js';
+import { namedCounts, netChanges } from './batch-plan.js';
 import type { RollbackResult } from './types.js';
 
 /**
@@ -18,6 +18,8 @@ export function journalCovers(toBlock: number, journalFloor: number): boolean {
 export interface TokenRollback {
   /** Net balance change per holder: the removed transfers taken off. */
   deltas: Map<string, bigint>;
+  /** Change in each address's transfer count of the token (negative: the removed transfers that named it). */
+  named: Map<string, number>;
   /** Transfers added: minus the removed ones. */
   transfers: number;
   /** The supply mark, set (not raised) to this block. */
@@ -38,7 +40,12 @@ export function rollBackToken<Row>(
 ): TokenRollback | null {
   if (firstBlock > toBlock) return null;
   // A supply read at or after the common ancestor reflects the surviving history.
-  return { deltas: netChanges(rows, decode, -1n), transfers: -rows.length, dirty: toBlock };
+  return {
+    deltas: netChanges(rows, decode, -1n),
+    named: namedCounts(rows, decode, -1),
+    transfers: -rows.length,
+    dirty: toBlock,
+  };
 }
 
 /** The rollback's result: `affected` (the tokens that lost transfers) sorted in place. */

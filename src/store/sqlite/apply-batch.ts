@@ -16,6 +16,7 @@ import {
 } from '../batch-plan.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch, SeedBalance, TransferRecord } from '../types.js';
+import type { AddressEntries } from './address-transfers.js';
 import type { Balances, BatchBalances } from './balances.js';
 import { type ChainRow, encodeHex, pushAmountParams, pushHexParams } from './codec.js';
 import type { HexRows } from './hex-rows.js';
@@ -31,6 +32,7 @@ export interface BatchContext {
   hexRows: HexRows;
   balances: Balances;
   neo: NeoTables;
+  addresses: AddressEntries;
 }
 
 /** The steps a batch's transaction is made of, shared by the object path and the columnar one. */
@@ -73,7 +75,7 @@ export function pushTransferParams(rows: unknown[], id: number, t: Omit<Transfer
 }
 
 export function createBatchSteps(context: BatchContext): BatchSteps {
-  const { sql, bulk, hexRows, balances, neo } = context;
+  const { sql, bulk, hexRows, balances, neo, addresses } = context;
 
   /**
    * Records the batch's starting balances and adds those of pairs not seeded before to the
@@ -103,6 +105,7 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
   return {
     beginBatch(batch) {
       hexRows.discardBufferedRows();
+      addresses.discard();
       balances.validateBalanceCache();
       // Read inside the write transaction, so the check and the write cannot interleave with another writer.
       const stored = sql.getChain.get(batch.chain);
@@ -168,7 +171,7 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
       const flushed = !deferred && balances.writeUnwritten(chain);
       const { holderChanges, writes } = balances.applyDeltas(
         chain,
-        list.map((token, i) => ({ id: ids[i]!, deltas: token.deltas })),
+        list.map((token, i) => ({ id: ids[i]!, deltas: token.deltas, named: token.named })),
         deferred,
       );
       list.forEach((token, i) => {
@@ -206,9 +209,48 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
   };
 }
 
+/**
+ * The `address_transfers` entries of the transfers of `work` (token ids `ids`, in its order): one
+ * per address a transfer names, a self-transfer once.
+ */
+function writeAddressEntries(
+  addresses: AddressEntries,
+  chain: string,
+  work: Map<string, TokenWork>,
+  ids: readonly number[],
+): void {
+  const positions = new Map<string, number>();
+  const named: string[] = [];
+  const positionOf = (address: string): number => {
+    let position = positions.get(address);
+    if (position === undefined) {
+      position = named.length;
+      named.push(address);
+      positions.set(address, position);
+    }
+    return position;
+  };
+  for (const token of work.values()) {
+    for (const t of token.transfers) {
+      positionOf(t.from);
+      positionOf(t.to);
+    }
+  }
+  const addressIds = addresses.idsOf(chain, named);
+  let k = 0;
+  for (const token of work.values()) {
+    const id = ids[k++]!;
+    for (const t of token.transfers) {
+      addresses.add(addressIds[positions.get(t.from)!]!, id, t.blockNumber, t.logIndex);
+      if (t.to !== t.from) addresses.add(addressIds[positions.get(t.to)!]!, id, t.blockNumber, t.logIndex);
+    }
+  }
+  addresses.flush();
+}
+
 /** A batch's transaction, from its transfer objects; runs it with `.immediate`. */
 export function createApplyBatchTx(context: BatchContext, steps: BatchSteps) {
-  const { db, bulk, hexRows } = context;
+  const { db, bulk, hexRows, addresses } = context;
   const { insertIfHex, flushHexRows } = hexRows;
   const { beginBatch, tokenIds, blockJournal, finishBatch } = steps;
   return db.transaction((batch: IndexBatch): BatchBalances => {
@@ -229,6 +271,7 @@ export function createApplyBatchTx(context: BatchContext, steps: BatchSteps) {
     }
     flushHexRows();
     bulk.insertTransfers.run(transferRows);
+    writeAddressEntries(addresses, batch.chain, work, ids);
     journal.write();
     return finishBatch(batch, stored, work, { ids, newTokens, transferCounts }, batch);
   });

@@ -15,7 +15,7 @@ import { allHashesLowerHex, isLowerHex } from './codec.js';
  * one pass over their joined text.
  */
 export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
-  const { db, bulk, hexRows } = context;
+  const { db, bulk, hexRows, addresses: addressEntries } = context;
   const { bytesOfAddress, insertHexRow, flushHexRows } = hexRows;
   const { beginBatch, tokenIds, blockJournal, finishBatch } = steps;
   return db.transaction((wire: WireBatch): BatchBalances => {
@@ -41,6 +41,8 @@ export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
     };
     const transferRows: unknown[] = [];
     const transferCounts: number[] = [];
+    // `addresses` is distinct: a transfer names one entry per position, a self-transfer once.
+    const addressIds = addressEntries.idsOf(wire.chain, addresses);
     let k = 0;
     for (const token of work.values()) {
       const id = ids[k++]!;
@@ -70,10 +72,15 @@ export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
           });
         }
         journal.add(block, id);
+        const fromPosition = fromOf[i]!;
+        const toPosition = toOf[i]!;
+        addressEntries.add(addressIds[fromPosition]!, id, block, logIndex);
+        if (toPosition !== fromPosition) addressEntries.add(addressIds[toPosition]!, id, block, logIndex);
       }
     }
     flushHexRows();
     bulk.insertTransfers.run(transferRows);
+    addressEntries.flush();
     journal.write();
     return finishBatch(wire, stored, work, { ids, newTokens, transferCounts }, plan.recent);
   });

@@ -4,13 +4,14 @@
  * checkpoint during a backfill (`IndexBatch.deferBalances`) with their replay after a crash.
  */
 import type Database from 'better-sqlite3';
-import { NON_HOLDERS, netChanges, type TokenWork } from '../batch-plan.js';
+import { NON_HOLDERS, namedCounts, netChanges, type TokenWork } from '../batch-plan.js';
 import {
   type ChainRow,
   decodeAmount,
   decodeTransferRow,
   pushAmountParams,
   pushHexParams,
+  pushRankParams,
   type SqlValue,
 } from './codec.js';
 import type { HexRows } from './hex-rows.js';
@@ -25,8 +26,18 @@ import type { BulkStatements, Statements } from './statements.js';
 const MAX_UNWRITTEN_BALANCES = 250_000;
 const MAX_UNWRITTEN_TRANSFERS = 1_000_000;
 
-/** Balances written by a transaction, put in the cache only once it has committed. */
-export type BalanceWrites = { id: number; holders: string[]; amounts: bigint[] }[];
+/**
+ * Balances written by a transaction, put in the cache only once it has committed: the amounts,
+ * and what the transaction added to each holder's transfer count.
+ */
+export type BalanceWrites = { id: number; holders: string[]; amounts: bigint[]; counts: number[] }[];
+
+/** A token's changes: net balance changes, and transfer-count changes (`TokenWork.named`). */
+export interface TokenChanges {
+  id: number;
+  deltas: Map<string, bigint>;
+  named?: Map<string, number>;
+}
 
 /**
  * What a batch's transaction did with balances, applied to the cache and to `unwritten` once it
@@ -55,7 +66,7 @@ export interface Balances {
    */
   applyDeltas(
     chain: string,
-    changes: { id: number; deltas: Map<string, bigint> }[],
+    changes: TokenChanges[],
     defer?: boolean,
   ): { holderChanges: number[]; writes: BalanceWrites };
   /** Writes the chain's unwritten balances and marks its balances current; false when there were none. */
@@ -77,6 +88,8 @@ export function createBalances(
   bulk: BulkStatements,
   hexRows: HexRows,
   balanceCacheSize: number,
+  /** Called whenever the cache is dropped (the writer's other caches go with it). */
+  onClear: () => void = () => {},
 ): Balances {
   const { upsertIfHex, flushBalanceRows, discardBufferedRows } = hexRows;
   /**
@@ -100,13 +113,20 @@ export function createBalances(
    */
   const unwritten = new Map<
     string,
-    { balances: Map<number, Map<string, bigint>>; count: number; transfers: number }
+    {
+      balances: Map<number, Map<string, bigint>>;
+      /** What the unwritten batches add to each holder's transfer count. */
+      counts: Map<number, Map<string, number>>;
+      count: number;
+      transfers: number;
+    }
   >();
   const clearBalanceCache = (): void => {
     balanceCache.clear();
     cachedBalances = 0;
     cacheDataVersion = null;
     unwritten.clear();
+    onClear();
   };
   const validateBalanceCache = (): void => {
     const version = sql.cacheDataVersion.get()!;
@@ -134,11 +154,21 @@ export function createBalances(
   const rememberUnwritten = (chain: string, writes: BalanceWrites, transfers: number): void => {
     let entry = unwritten.get(chain);
     if (entry === undefined) {
-      entry = { balances: new Map(), count: 0, transfers: 0 };
+      entry = { balances: new Map(), counts: new Map(), count: 0, transfers: 0 };
       unwritten.set(chain, entry);
     }
     entry.transfers += transfers;
     entry.count += setBalances(entry.balances, writes);
+    for (const { id, holders, counts } of writes) {
+      let perToken = entry.counts.get(id);
+      if (perToken === undefined) {
+        perToken = new Map();
+        entry.counts.set(id, perToken);
+      }
+      for (let i = 0; i < holders.length; i++) {
+        if (counts[i] !== 0) perToken.set(holders[i]!, (perToken.get(holders[i]!) ?? 0) + counts[i]!);
+      }
+    }
   };
   const rememberBalances = (writes: BalanceWrites): void => {
     cachedBalances += setBalances(balanceCache, writes);
@@ -163,12 +193,12 @@ export function createBalances(
 
   /**
    * See {@link Balances.applyDeltas}. Balances are exact BigInts and may be negative while
-   * history starts late; a zero balance has no row, so `getBalance` answers 0n for it like for an
-   * address never seen.
+   * history starts late; a zero balance keeps its row only while transfers name the holder
+   * (`transfer_count`), and `getBalance` answers 0n for it like for an address never seen.
    */
   function applyDeltas(
     chain: string,
-    changes: { id: number; deltas: Map<string, bigint> }[],
+    changes: TokenChanges[],
     defer = false,
   ): {
     holderChanges: number[];
@@ -177,20 +207,26 @@ export function createBalances(
     const upserts: unknown[] = [];
     const writes: BalanceWrites = [];
     const pending = unwrittenOf(chain);
-    const holderChanges = changes.map(({ id, deltas }) => {
+    const holderChanges = changes.map(({ id, deltas, named }) => {
       const cached = balanceCache.get(id);
       const pendingOfToken = pending?.get(id);
       const holders: string[] = [];
       const changesOf: bigint[] = [];
+      const counts: number[] = [];
       const before: bigint[] = [];
       const misses: number[] = [];
-      for (const [holder, delta] of deltas) {
-        if (delta === 0n) continue;
+      const visit = (holder: string, delta: bigint, count: number): void => {
+        if (delta === 0n && count === 0) return;
         const known = pendingOfToken?.get(holder) ?? cached?.get(holder);
         if (known === undefined) misses.push(holders.length);
         holders.push(holder);
         changesOf.push(delta);
+        counts.push(count);
         before.push(known ?? 0n);
+      };
+      for (const [holder, delta] of deltas) visit(holder, delta, named?.get(holder) ?? 0);
+      if (named !== undefined) {
+        for (const [holder, count] of named) if (!deltas.has(holder)) visit(holder, 0n, count);
       }
       // Misses are read in key order, which walks the (token_id, holder) B-tree in order.
       misses.sort((a, b) => (holders[a]! < holders[b]! ? -1 : 1));
@@ -211,28 +247,41 @@ export function createBalances(
         const old = before[i]!;
         const after = old + changesOf[i]!;
         amounts[i] = after;
-        // A zero balance has no row, so a row exists exactly when the old balance is non-zero.
-        if (!defer && (after !== 0n || old !== 0n)) writeBalance(upserts, id, holder, after);
+        if (!defer) writeBalance(upserts, id, holder, after, counts[i]!);
         const holds = after > 0n;
         if (holds !== old > 0n && !NON_HOLDERS.has(holder)) change += holds ? 1 : -1;
       }
-      writes.push({ id, holders, amounts });
+      writes.push({ id, holders, amounts, counts });
       return change;
     });
     finishBalanceWrites(upserts);
     return { holderChanges, writes };
   }
 
-  /** Writes `amount` as the balance row of (`id`, `holder`): an upsert, or for 0n a delete. */
-  function writeBalance(upserts: unknown[], id: number, holder: string, amount: bigint): void {
-    if (amount === 0n) {
+  /**
+   * Writes `amount` as the balance row of (`id`, `holder`) and adds `transfers` to its transfer
+   * count: an upsert, or for a zero balance whose count did not grow (a rollback, NEO outputs)
+   * an update that leaves a missing row missing, and a delete once no transfer names the holder.
+   * A row stays at zero while its count is positive; a holder named by the batch has one.
+   */
+  function writeBalance(
+    upserts: unknown[],
+    id: number,
+    holder: string,
+    amount: bigint,
+    transfers: number,
+  ): void {
+    if (amount === 0n && transfers <= 0) {
       const key: unknown[] = [id];
       pushHexParams(key, holder);
-      sql.deleteBalance.run(key);
-    } else if (!upsertIfHex(id, holder, amount)) {
+      sql.zeroBalance.run(transfers, ...key);
+      sql.dropUnnamedBalance.run(key);
+    } else if (!upsertIfHex(id, holder, amount, transfers)) {
       upserts.push(id);
       pushHexParams(upserts, holder);
       pushAmountParams(upserts, amount);
+      upserts.push(transfers);
+      pushRankParams(upserts, holder, amount);
     }
   }
 
@@ -247,11 +296,14 @@ export function createBalances(
    * transaction. The entries go from `unwritten` only once it commits (`cachingBalances`).
    */
   function writeUnwritten(chain: string): boolean {
-    const pending = unwrittenOf(chain);
-    if (pending === undefined) return false;
+    const entry = unwritten.get(chain);
+    if (entry === undefined) return false;
     const upserts: unknown[] = [];
-    for (const [id, holders] of pending) {
-      for (const [holder, amount] of holders) writeBalance(upserts, id, holder, amount);
+    for (const [id, holders] of entry.balances) {
+      const counts = entry.counts.get(id);
+      for (const [holder, amount] of holders) {
+        writeBalance(upserts, id, holder, amount, counts?.get(holder) ?? 0);
+      }
     }
     finishBalanceWrites(upserts);
     sql.balancesCurrent.run(chain);
@@ -265,8 +317,13 @@ export function createBalances(
    */
   function replayBalances(chain: string, balancesBlock: number): void {
     for (const id of sql.probeTokens.all(chain, balancesBlock)) {
+      const rows = sql.transfersAbove.all(id, balancesBlock);
       applyDeltas(chain, [
-        { id, deltas: netChanges(sql.transfersAbove.all(id, balancesBlock), decodeTransferRow, 1n) },
+        {
+          id,
+          deltas: netChanges(rows, decodeTransferRow, 1n),
+          named: namedCounts(rows, decodeTransferRow, 1),
+        },
       ]);
     }
     sql.balancesCurrent.run(chain);
@@ -292,7 +349,8 @@ export function createBalances(
     fitsUnwritten(chain, tokens, transfers) {
       const pending = unwritten.get(chain);
       return (
-        (pending?.count ?? 0) + tokens.reduce((sum, token) => sum + token.deltas.size, 0) <=
+        (pending?.count ?? 0) +
+          tokens.reduce((sum, token) => sum + token.deltas.size + (token.named?.size ?? 0), 0) <=
           MAX_UNWRITTEN_BALANCES && (pending?.transfers ?? 0) + transfers <= MAX_UNWRITTEN_TRANSFERS
       );
     },

@@ -236,6 +236,7 @@ function groupByToken(columns: TransferColumns): Map<string, WireTokenWork> {
         transfers: [],
         rows: [],
         deltas: new Map(),
+        named: new Map(),
         firstBlock: block,
         dirtyBlock: null,
       };
@@ -252,21 +253,29 @@ function groupByToken(columns: TransferColumns): Map<string, WireTokenWork> {
 }
 
 /**
- * Each token's net balance changes into its `deltas`, one token at a time, summed by address
- * position in one array shared by all tokens (an array slot costs less than a map entry; each
- * token leaves it empty again).
+ * Each token's net balance changes into its `deltas` and transfer-count changes into its `named`,
+ * one token at a time, summed by address position in arrays shared by all tokens (an array slot
+ * costs less than a map entry; each token leaves them empty again).
  */
 function sumChanges(columns: TransferColumns, work: Map<string, WireTokenWork>): void {
   const { addresses, fromOf, toOf, values } = columns;
   const sums: (bigint | undefined)[] = new Array(addresses.length);
+  const named = new Uint32Array(addresses.length);
   const touched: number[] = [];
+  const namedTouched: number[] = [];
   for (const token of work.values()) {
     const { rows } = token;
     for (let k = 0; k < rows.length; k++) {
       const i = rows[k]!;
       const from = fromOf[i]!;
       const to = toOf[i]!;
+      const fromNamed = named[from]!;
+      if (fromNamed === 0) namedTouched.push(from);
+      named[from] = fromNamed + 1;
       if (from === to) continue;
+      const toNamed = named[to]!;
+      if (toNamed === 0) namedTouched.push(to);
+      named[to] = toNamed + 1;
       const value = values[i]!;
       const fromSum = sums[from];
       if (fromSum === undefined) touched.push(from);
@@ -280,6 +289,11 @@ function sumChanges(columns: TransferColumns, work: Map<string, WireTokenWork>):
       sums[position] = undefined;
     }
     touched.length = 0;
+    for (const position of namedTouched) {
+      token.named!.set(addresses[position]!, named[position]!);
+      named[position] = 0;
+    }
+    namedTouched.length = 0;
   }
 }
 

@@ -4,6 +4,7 @@
  * here is injective and decodes to exactly the value it was given. Also the rows the store's
  * statements answer, and how they become the records of `../types.ts`.
  */
+import { NON_HOLDERS } from '../batch-plan.js';
 import { decodeChainStatus } from '../rows.js';
 import type { ChainStatus, TokenRecord } from '../types.js';
 
@@ -49,6 +50,32 @@ export function decodeAmount(value: SqlValue): bigint {
   if (Buffer.isBuffer(value)) return value.length === 0 ? 0n : BigInt(`0x${value.toString('hex')}`);
   if (typeof value === 'string' || typeof value === 'bigint') return BigInt(value);
   throw new TypeError('unexpected NULL amount');
+}
+
+/**
+ * The holder-list sort key of a positive balance, `balances.rank` (migration 0007): the amount as
+ * an INTEGER up to 2^53 - 1, above that a BLOB of its byte length, then its big-endian bytes (every
+ * INTEGER sorts below every BLOB, and such BLOBs compare as the numbers they hold).
+ */
+export function rankKey(amount: bigint): bigint | Buffer {
+  if (amount <= 9007199254740991n) return amount;
+  return Buffer.from(rankHexDigits(amount), 'hex');
+}
+
+/** Hex digits of {@link rankKey}'s BLOB for an amount above 2^53 - 1: its length byte, then its bytes. */
+export function rankHexDigits(amount: bigint): string {
+  const digits = amountHexDigits(amount);
+  return (digits.length / 2).toString(16).padStart(2, '0') + digits;
+}
+
+/**
+ * Pushes the two parameters of {@link UNHEX_OR_VALUE} that store `holder`'s rank for `amount`:
+ * NULL unless the amount is positive and the holder can hold (`NON_HOLDERS`).
+ */
+export function pushRankParams(params: unknown[], holder: string, amount: bigint): void {
+  if (amount <= 0n || NON_HOLDERS.has(holder)) params.push(null, null);
+  else if (amount <= 9007199254740991n) params.push(null, amount);
+  else params.push(rankHexDigits(amount), null);
 }
 
 /** {@link decodeAmount} for nullable columns. */

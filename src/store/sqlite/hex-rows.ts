@@ -5,8 +5,10 @@
  * `encodeAmount` (codec.ts) would store them. Anything else returns false and goes through the
  * general statements.
  */
+
+import { NON_HOLDERS } from '../batch-plan.js';
 import type { TransferRecord } from '../types.js';
-import { amountHexDigits, isLowerHex } from './codec.js';
+import { amountHexDigits, isLowerHex, rankHexDigits } from './codec.js';
 import type { HexStatements } from './statements.js';
 
 /** Addresses whose bytes the writer keeps at most (see `bytesOfAddress`). */
@@ -40,10 +42,11 @@ export interface HexRows {
   /** Inserts `t` (buffered), or returns false for the general statement. */
   insertIfHex(id: number, t: TransferRecord): boolean;
   /**
-   * Buffers the balance's write, or returns false for the general statement. Each holder once per
+   * Buffers the balance's write (its amount, and what `transfers` adds to its transfer count), or
+   * returns false for the general statement. Each holder once per
    * flush, so no two rows of one statement name the same key.
    */
-  upsertIfHex(id: number, holder: string, amount: bigint): boolean;
+  upsertIfHex(id: number, holder: string, amount: bigint, transfers: number): boolean;
   /** Writes the balances {@link upsertIfHex} has buffered. */
   flushBalanceRows(): void;
   /** Drops rows buffered by a transaction that failed before writing them. */
@@ -105,7 +108,7 @@ export function createHexRows(statements: HexStatements): HexRows {
       insertHexRow(id, t.blockNumber, t.logIndex, t.txIndex, t.txHash.slice(2), from, to, t.value, t.time);
       return true;
     },
-    upsertIfHex(id: number, holder: string, amount: bigint): boolean {
+    upsertIfHex(id: number, holder: string, amount: bigint, transfers: number): boolean {
       const bytes = bytesOfAddress(holder);
       if (amount < 0n || bytes === null) return false;
       const small = amount <= 9007199254740991n;
@@ -114,6 +117,10 @@ export function createHexRows(statements: HexStatements): HexRows {
       rows.params[at] = id;
       rows.params[at + 1] = bytes;
       rows.params[at + 2] = small ? amount : amountHexDigits(amount);
+      rows.params[at + 3] = transfers;
+      // The rank (see `rankKey`): NULL unless positive and the holder can hold.
+      rows.params[at + 4] =
+        amount === 0n || NON_HOLDERS.has(holder) ? null : small ? amount : rankHexDigits(amount);
       return true;
     },
     flushBalanceRows(): void {

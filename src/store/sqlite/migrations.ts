@@ -1,11 +1,14 @@
 import type Database from 'better-sqlite3';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
+import { fillAddressViews } from './address-views.js';
 
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
 export interface Migration {
   name: string;
   sql: string;
+  /** Fills what `sql` added from the stored data, in the same transaction (address-views.ts). */
+  fill?: (db: Database.Database, logger: Logger) => void;
 }
 
 /*
@@ -23,6 +26,13 @@ export interface Migration {
  * - `supply_dirty` is the block from which the supply must be read again (NULL: fresh), so a
  *   supply read at an older block cannot clear a newer mark.
  */
+/** SQL of `balances.rank` from `amount` and `holder`, as `rankKey` (codec.ts) computes it. */
+const RANK_OF_AMOUNT = `CASE
+  WHEN holder IN (x'0000000000000000000000000000000000000000', '') THEN NULL
+  WHEN typeof(amount) = 'integer' THEN CASE WHEN amount > 0 THEN amount END
+  WHEN typeof(amount) = 'blob' THEN unhex(printf('%02x', length(amount)) || hex(amount))
+END`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     name: '0001_initial',
@@ -200,6 +210,47 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE chains ADD COLUMN balances_block INTEGER;
     `,
   },
+  {
+    // The address operations and token holders (issue #16). See address-views.ts for the why.
+    // - `addresses` gives each (chain, address) named by a transfer a small integer id, which is
+    //   all `address_transfers` stores: 2-4 bytes instead of 20 in every entry, and the id names
+    //   the chain, so an address active on two chains reads one chain's range only.
+    // - `address_transfers`: one entry per (address named, transfer), a self-transfer once, keyed
+    //   for the one-token page; `address_transfers_all` for the all-tokens page.
+    // - `balances` keeps a row while transfers name the holder (`transfer_count`), even at zero.
+    //   `rank` is the holder-list sort key (NULL unless the balance is positive and the holder can
+    //   hold): the amount as an INTEGER up to 2^53 - 1, above that a BLOB of its byte length then its
+    //   big-endian bytes. SQLite sorts every INTEGER below every BLOB, and length-prefixed BLOBs
+    //   compare as the numbers they hold, so `rank DESC` is uint256 order. Written with the amount
+    //   (`rankKey` in codec.ts; RANK_OF_AMOUNT for the upgrade). A stored column, not a virtual
+    //   one: a page read through an index on a virtual column looks up every row it skips in the
+    //   table (SQLite does not treat such an index as covering), 20 times slower at OFFSET 2,400.
+    name: '0007_address_views',
+    sql: `
+      CREATE TABLE addresses (
+        id INTEGER PRIMARY KEY,
+        chain TEXT NOT NULL,
+        address BLOB NOT NULL
+      );
+      CREATE UNIQUE INDEX addresses_by_address ON addresses (chain, address);
+
+      CREATE TABLE address_transfers (
+        address_id INTEGER NOT NULL,
+        token_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        log_index INTEGER NOT NULL,
+        PRIMARY KEY (address_id, token_id, block_number, log_index)
+      ) WITHOUT ROWID;
+      CREATE INDEX address_transfers_all ON address_transfers (address_id, block_number, log_index);
+
+      ALTER TABLE balances ADD COLUMN transfer_count INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE balances ADD COLUMN rank BLOB;
+      UPDATE balances SET rank = ${RANK_OF_AMOUNT};
+      CREATE INDEX balances_by_rank ON balances (token_id, rank DESC, holder) WHERE rank IS NOT NULL;
+      CREATE INDEX balances_by_holder ON balances (holder, token_id) WHERE rank IS NOT NULL;
+    `,
+    fill: fillAddressViews,
+  },
 ];
 
 function userVersion(db: Database.Database): number {
@@ -234,6 +285,7 @@ export function migrate(
     for (let version = current; version < migrations.length; version++) {
       const migration = migrations[version]!;
       db.exec(migration.sql);
+      migration.fill?.(db, logger);
       db.pragma(`user_version = ${version + 1}`);
       logger.info({ migration: migration.name, version: version + 1 }, 'applied database migration');
     }

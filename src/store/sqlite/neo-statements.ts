@@ -66,6 +66,22 @@ export function prepareNeoStatements(db: Database.Database) {
       ${NEO_TOKEN_SELECT} WHERE t.chain = ?
       ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC LIMIT +? OFFSET +?`),
     tokenCount: db.prepare<[string], number>('SELECT token_count FROM chains WHERE chain = ?').pluck(),
+    // `listAddressBalances` (statements.ts) with the NEO facts of each token.
+    addressBalances: db.prepare<
+      [SqlValue, string],
+      NeoTokenRow & { balance: SqlValue; holder_transfers: number }
+    >(`
+      SELECT t.address, t.name, t.symbol, t.decimals, t.total_supply, t.cap, t.burned_balance,
+        t.holder_count, t.transfer_count, t.first_block, t.icon,
+        a.type AS asset_type, a.registered_time, a.registrar,
+        c.time AS contract_time, c.owner AS contract_owner,
+        b.amount AS balance, b.transfer_count AS holder_transfers
+      FROM balances AS b INDEXED BY balances_by_holder
+      CROSS JOIN tokens AS t ON t.id = b.token_id
+      LEFT JOIN neo_assets AS a ON a.chain = t.chain AND a.asset = t.address
+      LEFT JOIN neo_contracts AS c ON c.chain = t.chain AND c.hash = t.address
+      WHERE b.holder = ? AND t.chain = ? AND b.rank IS NOT NULL
+      ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC`),
     listContracts: db.prepare<[string, number, number], ContractRow>(`
       SELECT hash, block_number, tx_index, tx_hash, time, kind, name, author, owner FROM neo_contracts
       WHERE chain = ? ORDER BY block_number DESC, tx_index DESC, seq DESC LIMIT +? OFFSET +?`),

@@ -11,6 +11,7 @@
 import type Database from 'better-sqlite3';
 import { decodeTokenRow, type TokenDecoders, withNeoFields } from '../rows.js';
 import type {
+  AddressBalance,
   NeoBatchPart,
   NeoContractRecord,
   NeoOutputRow,
@@ -47,6 +48,7 @@ export interface NeoTables {
   hasData(chain: string): boolean;
   getOutputs(chain: string, refs: readonly { txid: string; n: number }[]): NeoOutputRow[];
   getToken(chain: string, address: string): NeoTokenRecord | null;
+  listAddressBalances(chain: string, address: string): AddressBalance<NeoTokenRecord>[];
   listTokens(chain: string, offset: number, limit: number): NeoTokenPage;
   listContracts(chain: string, offset: number, limit: number): NeoContractRecord[];
 }
@@ -143,6 +145,14 @@ export function createNeoTables(db: Database.Database): NeoTables {
 
     listTokens(chain, offset, limit) {
       return listTokensTx(chain, offset, limit);
+    },
+
+    listAddressBalances(chain, address) {
+      return sql.addressBalances.all(encodeHex(address), chain).map((row) => ({
+        balance: decodeAmount(row.balance),
+        transferCount: row.holder_transfers,
+        token: toNeoToken(chain, row),
+      }));
     },
 
     listContracts(chain, offset, limit) {

@@ -7,10 +7,45 @@
 import { stat } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
 import { decodeRecentTransfers } from '../chain-activity.js';
-import type { HistoryScans, NeoReader, StoreReader, TokenPage, TransferRecord } from '../types.js';
-import { decodeAmount, encodeHex, readTokenRecord, type TokenListRow, toChainStatus } from './codec.js';
+import type {
+  HistoryScans,
+  HolderEntry,
+  NeoReader,
+  StoreReader,
+  TokenPage,
+  TransferRecord,
+} from '../types.js';
+import {
+  decodeAmount,
+  encodeHex,
+  rankKey,
+  readTokenRecord,
+  type SqlValue,
+  type TokenListRow,
+  toChainStatus,
+} from './codec.js';
 import type { NeoTables } from './neo-tables.js';
-import type { Statements } from './statements.js';
+import type { AddressTransferRow, Statements } from './statements.js';
+
+/** A transfer row of the address reads (statements.ts) → TransferRecord of `token`. */
+function addressTransfer(token: string, row: AddressTransferRow, at = 0): TransferRecord {
+  return {
+    token,
+    blockNumber: row[at] as number,
+    logIndex: row[at + 1] as number,
+    txIndex: row[at + 2] as number,
+    txHash: row[at + 3] as string,
+    from: row[at + 4] as string,
+    to: row[at + 5] as string,
+    value: decodeAmount(row[at + 6] as SqlValue),
+    time: row[at + 7] as number,
+  };
+}
+
+const holderEntry = ([address, balance]: [string, SqlValue]): HolderEntry => ({
+  address,
+  balance: decodeAmount(balance),
+});
 
 /** How stale `readVersion` may be about other connections' commits. */
 export const DATA_VERSION_CHECK_MS = 5;
@@ -97,6 +132,42 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
       return stored === undefined ? 0n : decodeAmount(stored);
     },
 
+    async listAddressBalances(chain, address) {
+      return sql.addressBalances.all(encodeHex(address), chain).map((row) => ({
+        balance: decodeAmount(row[0]),
+        transferCount: row[1],
+        token: readTokenRecord(chain, row, 2),
+      }));
+    },
+
+    async getAddressHolding(chain, address, token) {
+      const row = sql.addressHolding.get(chain, encodeHex(token), encodeHex(address));
+      return row === undefined
+        ? { balance: 0n, transferCount: 0 }
+        : { balance: decodeAmount(row[0]), transferCount: row[1] };
+    },
+
+    async listAddressTransfers(chain, address, token, offset, limit) {
+      const holder = encodeHex(address);
+      if (token !== null) {
+        return sql.addressTransfersOfToken
+          .all(chain, holder, chain, encodeHex(token), limit, offset)
+          .map((row) => addressTransfer(token, row));
+      }
+      // Index order is the answer unless two tokens' entries tie on (block, log index) in the page
+      // or across its edges (ties are neighbours in index order): read one entry more each side.
+      const from = Math.max(0, offset - 1);
+      let rows = sql.addressTransfersByIndex.all(chain, holder, limit + (offset - from) + 1, from);
+      const tied = rows.some((row, i) => i > 0 && row[1] === rows[i - 1]![1] && row[2] === rows[i - 1]![2]);
+      if (tied) rows = sql.addressTransfers.all(chain, holder, limit, offset);
+      else rows = rows.slice(offset - from, offset - from + limit);
+      return rows.map((row) => addressTransfer(row[0], row.slice(1) as AddressTransferRow));
+    },
+
+    async listHolders(chain, token, offset, limit) {
+      return sql.holders.all(chain, encodeHex(token), limit, offset).map(holderEntry);
+    },
+
     // `PRAGMA data_version` changes when another connection commits; `total_changes()` counts
     // this connection's row changes (data_version ignores those). The first costs a read
     // transaction, so it is asked at most every DATA_VERSION_CHECK_MS: another process's commit
@@ -156,6 +227,33 @@ export function createScans(sql: Statements): HistoryScans {
       return rows.map(([holder, amount]) => ({ holder, amount: decodeAmount(amount) }));
     },
 
+    async scanHoldings(chain, token, afterHolder, limit) {
+      const rows = sql.scanHoldings.all(
+        chain,
+        encodeHex(token),
+        afterHolder === null ? 1 : 0,
+        afterHolder === null ? null : encodeHex(afterHolder),
+        limit,
+      );
+      return rows.map(([holder, amount, transferCount]) => ({
+        holder,
+        balance: decodeAmount(amount),
+        transferCount,
+      }));
+    },
+
+    async scanHolders(chain, token, after, limit) {
+      const key = encodeHex(token);
+      if (after === null) return sql.holders.all(chain, key, limit, 0).map(holderEntry);
+      // Holders of `after`'s balance after it, then those of lower balances. No holder follows a
+      // balance that is not positive (holders' balances are).
+      if (after.balance <= 0n) return [];
+      const rank = rankKey(after.balance);
+      const page = sql.holdersOfRankAfter.all(chain, key, rank, encodeHex(after.address), limit);
+      if (page.length < limit) page.push(...sql.holdersBelowRank.all(chain, key, rank, limit - page.length));
+      return page.map(holderEntry);
+    },
+
     async scanSeedBalances(chain, token, afterHolder, limit) {
       const rows = sql.scanSeeds.all(
         chain,
@@ -178,6 +276,10 @@ export function createNeoReader(neo: NeoTables): NeoReader {
 
     async listNeoTokens(chain, offset, limit) {
       return neo.listTokens(chain, offset, limit);
+    },
+
+    async listNeoAddressBalances(chain, address) {
+      return neo.listAddressBalances(chain, address);
     },
 
     async listNeoContracts(chain, offset, limit) {

@@ -11,10 +11,11 @@ import { decodeHex, decodeTransferRow, encodeHex } from './codec.js';
 
 /** The writer's `rollback`. */
 export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter['rollback'] {
-  const { db, sql, hexRows, balances, neo } = context;
+  const { db, sql, hexRows, balances, neo, addresses } = context;
   const rollbackTx = db.transaction(
     (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
       hexRows.discardBufferedRows();
+      addresses.discard();
       balances.validateBalanceCache();
       const current = sql.getChain.get(chain);
       checkRollback(chain, current?.indexed_block, toBlock, false);
@@ -36,6 +37,13 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
         if (rows.length === 0) continue;
         removedTransfers += rows.length;
         sql.deleteTransfersAbove.run(id, toBlock);
+        // The removed transfers' entries, found by the addresses they name.
+        const named = new Set<string>();
+        for (const [from, to] of rows) {
+          named.add(decodeHex(from));
+          named.add(decodeHex(to));
+        }
+        addresses.removeAbove(chain, id, named, toBlock);
         affected.push(decodeHex(token.address));
         const kept = rollBackToken(token.first_block, toBlock, rows, decodeTransferRow);
         if (kept === null) {
@@ -45,7 +53,9 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
           removedTokens++;
           continue;
         }
-        const [holders] = balances.applyDeltas(chain, [{ id, deltas: kept.deltas }]).holderChanges;
+        const [holders] = balances.applyDeltas(chain, [
+          { id, deltas: kept.deltas, named: kept.named },
+        ]).holderChanges;
         sql.tokenAfterRollback.run({ holders, removed: -kept.transfers, dirty: kept.dirty, id });
       }
       sql.deleteJournalAbove.run(chain, toBlock);

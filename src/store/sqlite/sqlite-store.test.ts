@@ -8,16 +8,15 @@ import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { verifyChain } from '../../indexer/verify.js';
-import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError, UserError } from '../../internal/errors.js';
 import { silentLogger } from '../../internal/logger.js';
-import { seededRandomInt } from '../../internal/random.js';
 import { runStoreContractSuite } from '../contract/suite.js';
 import { indexBatch, tokenMetadata, transferRecord } from '../testing/batches.js';
 import type { IndexBatch, Store } from '../types.js';
 import { batchToWire } from './batch-wire.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
+import { dumpTables, randomBatches } from './testing/random-batches.js';
 import { openSqliteStoreWithWriterThread } from './writer-thread.js';
 
 const root = mkdtempSync(join(tmpdir(), 'tokenquery-sqlite-'));
@@ -297,78 +296,6 @@ describe('sqlite store', () => {
     raw.close();
   });
 });
-
-/** Twelve batches of random transfers (the same on every run): every kind of row the batches write. */
-function randomBatches(): IndexBatch[] {
-  // mulberry32: the same batches on every run.
-  const rand = seededRandomInt(7);
-  const hex = (n: number, digits: number): string => n.toString(16).padStart(digits, '0');
-  const tokens = [TOKEN, `0x${hex(0xabc, 40)}`, `0x${hex(0xdef, 40)}`];
-  // Lower-case hex (the fast path), upper-case hex, a NEO address, the zero and dead addresses.
-  const holders = [
-    ...Array.from({ length: 30 }, (_, i) => `0x${hex(0x5000 + i * 977, 40)}`),
-    `0x${hex(0xbeef, 40).toUpperCase()}`,
-    'AXsGdFj8hpdX4xZmGh7GnsYGNPUr9nbTxy',
-    ZERO_ADDRESS,
-    '0x000000000000000000000000000000000000dead',
-  ];
-  const batches: IndexBatch[] = [];
-  for (let b = 0; b < 12; b++) {
-    const fromBlock = 1 + b * 10;
-    const transfers = Array.from({ length: 40 + rand(80) }, (_, i) => {
-      const blockNumber = fromBlock + Math.floor(i / 20);
-      const from = holders[rand(holders.length)]!;
-      return {
-        token: tokens[rand(tokens.length)]!,
-        blockNumber,
-        logIndex: i,
-        txIndex: i >> 1,
-        // 32-byte hashes, two transfers a transaction (the wire sends such a hash once), and in
-        // every other batch now and then one the fast path leaves to the general statement (the
-        // other batches' hashes are checked in one pass).
-        txHash:
-          b % 2 === 0 && rand(25) === 0
-            ? `0x${hex(i >> 1, 8).toUpperCase()}`
-            : `0x${hex(blockNumber, 32)}${hex(i >> 1, 32)}`,
-        from,
-        to: rand(10) === 0 ? from : holders[rand(holders.length)]!,
-        value: rand(8) === 0 ? 2n ** 200n + BigInt(rand(1000)) : BigInt(rand(1_000_000)) * 10n ** 9n,
-        time: 1_700_000_000 + blockNumber,
-      };
-    });
-    batches.push(
-      indexBatch({
-        fromBlock,
-        toBlock: fromBlock + 9,
-        toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
-        transfers,
-        tokens: b === 0 ? tokens.map((address) => tokenMetadata(address, { name: 'T', symbol: 'T' })) : [],
-        head: 200,
-        // The newest blocks fall inside the unfinalized window, so the journal is written too.
-        pruneBlocksBelow: 90,
-      }),
-    );
-  }
-  return batches;
-}
-
-/** Every row of every table the batches write (the chain's `updated_at` is the clock). */
-function dumpTables(path: string) {
-  const db = new Database(path, { readonly: true });
-  try {
-    return Object.fromEntries(
-      ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs'].map((table) => [
-        table,
-        db
-          .prepare(`SELECT * FROM ${table} ORDER BY 1, 2, 3`)
-          .all()
-          .map((row) => ({ ...(row as object), updated_at: 0 })),
-      ]),
-    );
-  } finally {
-    db.close();
-  }
-}
 
 /** A logger whose lines the test can read. */
 function recordingLogger() {

@@ -12,6 +12,7 @@ import { UserError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { MissingStoreError } from '../missing-store.js';
 import type { Store } from '../types.js';
+import { createAddressEntries } from './address-transfers.js';
 import { createApiKeys } from './api-keys.js';
 import { createBalances } from './balances.js';
 import { createHexRows } from './hex-rows.js';
@@ -156,11 +157,13 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const sql = prepareStatements(db);
   const bulk = prepareBulkStatements(db);
   const hexRows = createHexRows(prepareHexStatements(db));
-  const balances = createBalances(db, sql, bulk, hexRows, balanceCacheSize);
+  const addresses = createAddressEntries(db);
+  // A failed transaction, a rollback or another connection's write drops the address ids too.
+  const balances = createBalances(db, sql, bulk, hexRows, balanceCacheSize, () => addresses.clear());
   const neoTables = createNeoTables(db);
   const reader = createReader(db, sql);
   const neo = createNeoReader(neoTables);
-  const writer = createWriter({ db, sql, bulk, hexRows, balances, neo: neoTables }, reader, neo);
+  const writer = createWriter({ db, sql, bulk, hexRows, balances, neo: neoTables, addresses }, reader, neo);
   return {
     kind: 'sqlite',
     writer,

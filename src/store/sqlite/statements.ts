@@ -13,7 +13,7 @@ import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } fro
  * SQL giving a column written by `encodeHex` back as its original text: `0x` + lower-case hex for a
  * BLOB, the stored TEXT otherwise. Equal to `decodeHex` of the column, computed by SQLite.
  */
-function hexText(column: string): string {
+export function hexText(column: string): string {
   return `CASE WHEN typeof(${column}) = 'blob' THEN '0x' || lower(hex(${column})) ELSE ${column} END`;
 }
 
@@ -22,35 +22,57 @@ function hexText(column: string): string {
  * a BLOB becomes `0x0` + its hex (`BigInt` reads it; the extra 0 keeps an empty BLOB valid); an
  * INTEGER (a JS number, exact below 2^53), decimal TEXT and NULL pass unchanged.
  */
-function amountText(column: string): string {
+export function amountText(column: string): string {
   return `CASE WHEN typeof(${column}) = 'blob' THEN '0x0' || hex(${column}) ELSE ${column} END`;
 }
 
-/** (holder, amount) rows of one token in `table` (balances or seeds), by holder after a cursor. */
-function scanHolderAmounts(db: Database.Database, table: 'balances' | 'seed_balances') {
+/**
+ * (holder, amount) rows of one token in `table` (balances or seeds), by holder after a cursor;
+ * `where` filters them, `extra` adds columns.
+ */
+function scanHolderAmounts<Extra extends unknown[] = []>(
+  db: Database.Database,
+  table: 'balances' | 'seed_balances',
+  where = '',
+  extra = '',
+) {
   return db
-    .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue]>(`
-      SELECT ${hexText('holder')}, ${amountText('amount')} FROM ${table}
+    .prepare<[string, SqlValue, number, SqlValue, number], [string, SqlValue, ...Extra]>(`
+      SELECT ${hexText('holder')}, ${amountText('amount')}${extra} FROM ${table}
       WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?)
-        AND (? OR holder > ?)
+        AND (? OR holder > ?)${where}
       ORDER BY holder LIMIT +?`)
     .raw();
 }
 
-/** The columns of a {@link TokenReadRow}. */
-const TOKEN_READ_COLUMNS = [
-  hexText('address'),
-  'name',
-  'symbol',
-  'decimals',
-  amountText('total_supply'),
-  amountText('cap'),
-  amountText('burned_balance'),
-  'holder_count',
-  'transfer_count',
-  'first_block',
-  'icon',
-].join(', ');
+/** The columns of a {@link TokenReadRow}, of the tokens table named `table` (with its dot) in the query. */
+const tokenReadColumns = (table = '') =>
+  [
+    hexText(`${table}address`),
+    'name',
+    'symbol',
+    'decimals',
+    amountText(`${table}total_supply`),
+    amountText(`${table}cap`),
+    amountText(`${table}burned_balance`),
+    `${table}holder_count`,
+    `${table}transfer_count`,
+    `${table}first_block`,
+    `${table}icon`,
+  ].join(', ');
+const TOKEN_READ_COLUMNS = tokenReadColumns();
+
+/** The columns of a transfer row of the address reads, of `transfers AS t` and the page `p`. */
+const ADDRESS_TRANSFER_COLUMNS = `p.block_number, p.log_index, t.tx_index, ${hexText('t.tx_hash')},
+  ${hexText('t.from_addr')}, ${hexText('t.to_addr')}, ${amountText('t.value')}, t.time`;
+
+/** A transfer row of the address reads; the all-tokens read puts the token's address first. */
+export type AddressTransferRow = [number, number, number, string, string, string, SqlValue, number];
+
+/** The id of an address named by transfers (two parameters: chain, encoded address). */
+const ADDRESS_ID = '(SELECT id FROM addresses WHERE chain = ? AND address = ?)';
+/** The id of a token (two parameters: chain, encoded address). */
+const TOKEN_ID = '(SELECT id FROM tokens WHERE chain = ? AND address = ?)';
 
 /** The store's single-row statements, by concern. */
 export function prepareStatements(db: Database.Database) {
@@ -102,7 +124,13 @@ export function prepareStatements(db: Database.Database) {
         transfer_count = transfer_count + @transfers,
         supply_dirty = CASE WHEN @dirty IS NULL THEN supply_dirty ELSE max(coalesce(supply_dirty, @dirty), @dirty) END
       WHERE id = @id`),
-    deleteBalance: db.prepare(`DELETE FROM balances WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE}`),
+    // A balance gone to zero whose transfer count did not grow: its row goes once no transfer names it.
+    zeroBalance: db.prepare(
+      `UPDATE balances SET amount = 0, rank = NULL, transfer_count = transfer_count + ? WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE}`,
+    ),
+    dropUnnamedBalance: db.prepare(
+      `DELETE FROM balances WHERE token_id = ? AND holder = ${UNHEX_OR_VALUE} AND amount = 0 AND transfer_count = 0`,
+    ),
     balancesCurrent: db.prepare('UPDATE chains SET balances_block = NULL WHERE chain = ?'),
     pruneJournal: db.prepare('DELETE FROM recent_block_tokens WHERE chain = ? AND block_number < ?'),
     upsertBlockRef: db.prepare(`
@@ -189,7 +217,9 @@ export function prepareStatements(db: Database.Database) {
           AND (block_number, log_index) > (?, ?)
         ORDER BY block_number, log_index LIMIT +?`)
       .raw(),
-    scanBalances: scanHolderAmounts(db, 'balances'),
+    // Rows stay at a zero balance while transfers name the holder: `scanBalances` skips them.
+    scanBalances: scanHolderAmounts(db, 'balances', ' AND amount <> 0'),
+    scanHoldings: scanHolderAmounts<[number]>(db, 'balances', '', ', transfer_count'),
     scanSeeds: scanHolderAmounts(db, 'seed_balances'),
     listTransfers: db
       .prepare<
@@ -214,6 +244,80 @@ export function prepareStatements(db: Database.Database) {
         SELECT ${amountText('amount')} FROM balances
         WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?) AND holder = ?`)
       .pluck(),
+    // ---- address operations and holders (migration 0007_address_views) ----
+    // Every page is an index range of `address_transfers` or `balances_by_rank` read index-only to
+    // its OFFSET (at most 2,450), then only the page's rows are joined to their tables.
+    addressHolding: db
+      .prepare<[string, SqlValue, SqlValue], [SqlValue, number]>(`
+        SELECT ${amountText('amount')}, transfer_count FROM balances
+        WHERE token_id = ${TOKEN_ID} AND holder = ?`)
+      .raw(),
+    // The tokens a holder holds (`rank` is NULL unless the balance is positive and the holder can
+    // hold): the holder's rows by `balances_by_holder`, sorted like the token list.
+    addressBalances: db
+      .prepare<[SqlValue, string], [SqlValue, number, ...TokenReadRow]>(`
+        SELECT ${amountText('b.amount')}, b.transfer_count, ${tokenReadColumns('k.')}
+        FROM balances AS b INDEXED BY balances_by_holder CROSS JOIN tokens AS k ON k.id = b.token_id
+        WHERE b.holder = ? AND k.chain = ? AND b.rank IS NOT NULL
+        ORDER BY k.holder_count DESC, k.transfer_count DESC, k.address ASC`)
+      .raw(),
+    addressTransfersOfToken: db
+      .prepare<[string, SqlValue, string, SqlValue, number, number], AddressTransferRow>(`
+        SELECT ${ADDRESS_TRANSFER_COLUMNS}
+        FROM (SELECT token_id, block_number, log_index FROM address_transfers
+              WHERE address_id = ${ADDRESS_ID} AND token_id = ${TOKEN_ID}
+              ORDER BY block_number DESC, log_index DESC LIMIT +? OFFSET +?) AS p
+        JOIN transfers AS t ON t.token_id = p.token_id AND t.block_number = p.block_number AND t.log_index = p.log_index
+        ORDER BY p.block_number DESC, p.log_index DESC`)
+      .raw(),
+    // All tokens in index order: newest first, ties between tokens by token id. Exact unless two
+    // entries share a (block, log index), which only NEO can have: see `listAddressTransfers`.
+    addressTransfersByIndex: db
+      .prepare<[string, SqlValue, number, number], [string, ...AddressTransferRow]>(`
+        SELECT ${hexText('k.address')}, ${ADDRESS_TRANSFER_COLUMNS}
+        FROM (SELECT token_id, block_number, log_index FROM address_transfers INDEXED BY address_transfers_all
+              WHERE address_id = ${ADDRESS_ID}
+              ORDER BY block_number DESC, log_index DESC, token_id DESC LIMIT +? OFFSET +?) AS p
+        JOIN transfers AS t ON t.token_id = p.token_id AND t.block_number = p.block_number AND t.log_index = p.log_index
+        JOIN tokens AS k ON k.id = p.token_id
+        ORDER BY p.block_number DESC, p.log_index DESC, p.token_id DESC`)
+      .raw(),
+    // Ties between tokens by token address descending: SQLite sorts only within runs of equal
+    // (block, log index) while walking the index, but looks up every entry's token to do so.
+    addressTransfers: db
+      .prepare<[string, SqlValue, number, number], [string, ...AddressTransferRow]>(`
+        SELECT ${hexText('k.address')}, ${ADDRESS_TRANSFER_COLUMNS}
+        FROM (SELECT x.token_id, x.block_number, x.log_index, (SELECT address FROM tokens WHERE id = x.token_id) AS token
+              FROM address_transfers AS x INDEXED BY address_transfers_all
+              WHERE x.address_id = ${ADDRESS_ID}
+              ORDER BY x.block_number DESC, x.log_index DESC, token DESC LIMIT +? OFFSET +?) AS p
+        JOIN transfers AS t ON t.token_id = p.token_id AND t.block_number = p.block_number AND t.log_index = p.log_index
+        JOIN tokens AS k ON k.id = p.token_id
+        ORDER BY p.block_number DESC, p.log_index DESC, p.token DESC`)
+      .raw(),
+    holders: db
+      .prepare<[string, SqlValue, number, number], [string, SqlValue]>(`
+        SELECT ${hexText('b.holder')}, ${amountText('b.amount')}
+        FROM (SELECT token_id, holder FROM balances
+              WHERE token_id = ${TOKEN_ID} AND rank IS NOT NULL
+              ORDER BY rank DESC, holder LIMIT +? OFFSET +?) AS p
+        JOIN balances AS b ON b.token_id = p.token_id AND b.holder = p.holder
+        ORDER BY b.rank DESC, b.holder`)
+      .raw(),
+    // `scanHolders`' seek after (rank, holder): the rest of the rank's holders, then lower ranks.
+    holdersOfRankAfter: db
+      .prepare<[string, SqlValue, SqlValue, SqlValue, number], [string, SqlValue]>(`
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances INDEXED BY balances_by_rank
+        WHERE token_id = ${TOKEN_ID} AND rank IS NOT NULL AND rank = ? AND holder > ?
+        ORDER BY rank DESC, holder LIMIT +?`)
+      .raw(),
+    holdersBelowRank: db
+      .prepare<[string, SqlValue, SqlValue, number], [string, SqlValue]>(`
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances INDEXED BY balances_by_rank
+        WHERE token_id = ${TOKEN_ID} AND rank IS NOT NULL AND rank < ?
+        ORDER BY rank DESC, holder LIMIT +?`)
+      .raw(),
+
     // readVersion: other connections' commits (a read transaction), this connection's writes (a
     // plain function call, far cheaper).
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
@@ -253,9 +357,11 @@ export function prepareBulkStatements(db: Database.Database) {
     upsertBalances: multiRow(
       db,
       (rows) =>
-        `INSERT INTO balances (token_id, holder, amount) VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE})`, rows)}
-         ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount`,
-      5,
+        `INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
+         VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ?, ${UNHEX_OR_VALUE})`, rows)}
+         ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount,
+           transfer_count = transfer_count + excluded.transfer_count, rank = excluded.rank`,
+      8,
       ROWS_PER_STATEMENT,
     ),
     // Answers (position in the key list, amount), so no holder comes back to be decoded and
@@ -321,14 +427,16 @@ export function prepareHexStatements(db: Database.Database) {
       BUFFERED_ROWS,
     );
   // Upserts, not inserts and updates apart (new rows told from existing ones by the old balance):
-  // that measured slower in the writer (docs/benchmarks.md).
+  // that measured slower in the writer (docs/benchmarks.md). The transfer count is an increment.
   const balances = (value: string) =>
     bufferedRows(
       db,
       (rows) =>
-        `INSERT INTO balances (token_id, holder, amount) VALUES ${rowsOf(`(?, ?, ${value})`, rows)}
-         ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount`,
-      3,
+        `INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
+         VALUES ${rowsOf(`(?, ?, ${value}, ?, ${value})`, rows)}
+         ON CONFLICT (token_id, holder) DO UPDATE SET amount = excluded.amount,
+           transfer_count = transfer_count + excluded.transfer_count, rank = excluded.rank`,
+      5,
       BUFFERED_ROWS,
     );
   return {

@@ -1,0 +1,173 @@
+/**
+ * The writer's part of the address views (migration `0007_address_views`): the integer id of each
+ * (chain, address) a transfer names, and the `address_transfers` entries of a batch's transfers
+ * (one per address named, a self-transfer once), written with the transfers and taken off by a
+ * rollback. Ids are cached: a backfill names the same addresses batch after batch.
+ */
+import type Database from 'better-sqlite3';
+import { pushHexParams, UNHEX_OR_VALUE } from './codec.js';
+import { bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
+import { hexText } from './statements.js';
+
+/** Bound on the entries of one flush (a batch): 2^22, so that an id times it stays below 2^53. */
+const ENTRIES_PER_FLUSH = 4_194_304;
+
+/** Entries per insert statement: more than the other buffered rows (four small numbers a row). */
+const ENTRY_ROWS = 128;
+
+/** Address ids the writer keeps at most (about 150 bytes each). */
+const ADDRESS_IDS_KEPT = 500_000;
+
+/** The writer's address ids and `address_transfers` entries over one connection. */
+export interface AddressEntries {
+  /** The ids of `addresses` (distinct) on `chain`, in their order; addresses never seen get new ids. */
+  idsOf(chain: string, addresses: readonly string[]): number[];
+  /** Buffers one entry; written by {@link flush}, before the transaction ends. */
+  add(addressId: number, tokenId: number, block: number, logIndex: number): void;
+  flush(): void;
+  /** Forgets entries buffered by a transaction that failed before writing them. */
+  discard(): void;
+  /** Forgets the cached ids: a transaction that made some failed, or another connection wrote. */
+  clear(): void;
+  /** Deletes the entries of token `tokenId` above `toBlock` of `addresses` (those its removed transfers name). */
+  removeAbove(chain: string, tokenId: number, addresses: Iterable<string>, toBlock: number): void;
+}
+
+export function createAddressEntries(db: Database.Database): AddressEntries {
+  const readIds = multiRow(
+    db,
+    (rows) =>
+      `SELECT k.column1, a.id
+       FROM (VALUES ${Array.from({ length: rows }, (_, i) => `(${i}, ${UNHEX_OR_VALUE})`).join(', ')}) AS k
+       CROSS JOIN addresses AS a WHERE a.chain = ? AND a.address = k.column2`,
+    2,
+    ROWS_PER_STATEMENT,
+  );
+  const insertIds = multiRow(
+    db,
+    (rows) =>
+      `INSERT INTO addresses (chain, address) VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE})`, rows)}
+       RETURNING id, ${hexText('address')}`,
+    3,
+    ROWS_PER_STATEMENT,
+  );
+  const entries = bufferedRows(
+    db,
+    (rows) =>
+      `INSERT INTO address_transfers (address_id, token_id, block_number, log_index) VALUES ${rowsOf('(?, ?, ?, ?)', rows)}`,
+    4,
+    ENTRY_ROWS,
+  );
+  const removeEntries = db.prepare(
+    'DELETE FROM address_transfers WHERE address_id = ? AND token_id = ? AND block_number > ?',
+  );
+  /** Entries of the transaction not yet written, four numbers each. */
+  const pending: number[] = [];
+  const cache = new Map<string, Map<string, number>>();
+  let cached = 0;
+
+  /** Ids of `addresses` stored already, by position; misses stay undefined. */
+  const lookUp = (
+    chain: string,
+    addresses: readonly string[],
+    into: (number | undefined)[],
+    positions: number[],
+  ) => {
+    for (let start = 0; start < positions.length; start += ROWS_PER_STATEMENT) {
+      const part = positions.slice(start, start + ROWS_PER_STATEMENT);
+      const params: unknown[] = [];
+      for (const i of part) pushHexParams(params, addresses[i]!);
+      params.push(chain);
+      for (const [position, id] of readIds.all(part.length, params))
+        into[part[position as number]!] = id as number;
+    }
+  };
+
+  return {
+    idsOf(chain, addresses) {
+      let known = cache.get(chain);
+      if (known === undefined) {
+        known = new Map();
+        cache.set(chain, known);
+      }
+      const ids: (number | undefined)[] = new Array(addresses.length);
+      const misses: number[] = [];
+      for (let i = 0; i < addresses.length; i++) {
+        const id = known.get(addresses[i]!);
+        if (id === undefined) misses.push(i);
+        else ids[i] = id;
+      }
+      if (misses.length === 0) return ids as number[];
+      lookUp(chain, addresses, ids, misses);
+      const fresh = misses.filter((i) => ids[i] === undefined);
+      for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
+        const part = fresh.slice(start, start + ROWS_PER_STATEMENT);
+        const params: unknown[] = [];
+        const positions = new Map<string, number>();
+        for (const i of part) {
+          params.push(chain);
+          pushHexParams(params, addresses[i]!);
+          positions.set(addresses[i]!, i);
+        }
+        for (const [id, address] of insertIds.all(part.length, params)) {
+          ids[positions.get(address as string)!] = id as number;
+        }
+      }
+      if (cached + misses.length > ADDRESS_IDS_KEPT) {
+        cache.clear();
+        cached = 0;
+        known = new Map();
+        cache.set(chain, known);
+      }
+      for (const i of misses) known.set(addresses[i]!, ids[i]!);
+      cached += misses.length;
+      return ids as number[];
+    },
+
+    add(addressId, tokenId, block, logIndex) {
+      pending.push(addressId, tokenId, block, logIndex);
+      if (pending.length === ENTRIES_PER_FLUSH * 4) this.flush();
+    },
+
+    flush() {
+      // Written in key order: each insert then lands next to the one before, in B-tree pages the
+      // statement just touched, instead of anywhere in the table and its index.
+      const count = pending.length / 4;
+      const order = new Float64Array(count);
+      for (let i = 0; i < count; i++) order[i] = pending[i * 4]! * ENTRIES_PER_FLUSH + i;
+      order.sort();
+      for (let k = 0; k < count; k++) {
+        const i = (order[k]! % ENTRIES_PER_FLUSH) * 4;
+        const at = entries.next();
+        const p = entries.params;
+        p[at] = pending[i];
+        p[at + 1] = pending[i + 1];
+        p[at + 2] = pending[i + 2];
+        p[at + 3] = pending[i + 3];
+      }
+      pending.length = 0;
+      entries.flush();
+    },
+    discard() {
+      pending.length = 0;
+      entries.discard();
+    },
+
+    clear() {
+      cache.clear();
+      cached = 0;
+    },
+
+    removeAbove(chain, tokenId, addresses, toBlock) {
+      const list = [...addresses];
+      const ids: (number | undefined)[] = new Array(list.length);
+      lookUp(
+        chain,
+        list,
+        ids,
+        list.map((_, i) => i),
+      );
+      for (const id of ids) if (id !== undefined) removeEntries.run(id, tokenId, toBlock);
+    },
+  };
+}
