@@ -42,8 +42,8 @@ import {
 const logger = silentLogger();
 const FINALITY = 3;
 const SIZE = scaled(
-  { transfers: 24_000, perTx: 100, fills: [1, 3], finalMb: 64 },
-  { transfers: 80_000, perTx: 100, fills: [1, 3, 6], finalMb: 256 },
+  { transfers: 24_000, perTx: 100, fills: [2, 5], finalMb: 64 },
+  { transfers: 80_000, perTx: 100, fills: [2, 5, 10], finalMb: 256 },
 );
 const SKIP = process.env.TOKENQUERY_CHAOS_SKIP_MOUNT === '1';
 
@@ -207,7 +207,10 @@ describe('disk full (sqlite)', () => {
 
         // The API answers meanwhile, and the store is sound and exact at its checkpoint.
         const still = await ethStatus(base);
-        assert.match(String(still.lastError), /disk|full|space/i);
+        // A WAL checkpoint can free room for one small batch (see below): then the error is
+        // cleared by that commit, and the checkpoint moved.
+        if (still.lastError !== null || still.indexed === status.indexed)
+          assert.match(String(still.lastError), /disk|full|space/i);
         assert.equal(integrityCheck(location), 'ok');
         const store = await openAt(location, logger);
         let checkpoint: number;
