@@ -8,23 +8,7 @@
  * const client = createTokenqueryClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: process.env.KEY! });
  * const info = await client.evm.tokenInfo({ chain: 'eth', address: '0xdac17f958d2ee523a2206206994597c13d831ec7' });
  */
-export {
-  type CallOptions,
-  createTokenqueryClient,
-  type EvmAddressArgs,
-  type EvmAddressTokenArgs,
-  type EvmOperations,
-  type EvmTokenArgs,
-  type FetchFunction,
-  type NeoAddressArgs,
-  type NeoAddressTokenArgs,
-  type NeoOperations,
-  type NeoTokenArgs,
-  type PageOptions,
-  type TokenqueryClient,
-  type TokenqueryClientOptions,
-  type TokenqueryOnlyOperations,
-} from './client.js';
+export { createTokenqueryClient } from './client.js';
 export {
   InvalidApiKeyError,
   InvalidParameterError,
@@ -42,4 +26,20 @@ export {
   TooManyRequestsError,
   UnsupportedCoinError,
 } from './errors.js';
+export type {
+  CallOptions,
+  EvmAddressArgs,
+  EvmAddressTokenArgs,
+  EvmOperations,
+  EvmTokenArgs,
+  FetchFunction,
+  NeoAddressArgs,
+  NeoAddressTokenArgs,
+  NeoOperations,
+  NeoTokenArgs,
+  PageOptions,
+  TokenqueryClient,
+  TokenqueryClientOptions,
+  TokenqueryOnlyOperations,
+} from './operations.js';
 export type * from './types.js';
