@@ -188,7 +188,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     // The address operations and token holders (address-migration.ts): per-holder transfer counts
-    // in `balances` (rows are kept while a transfer names the holder), `transfers` indexed by address, and
+    // in `balances` (rows are kept while a transfer names the holder), `address_transfers`, and
     // the indexes of the holder list and of an address's tokens. A store of the previous version
     // is filled from its transfers in place.
     name: '0007_address_index',

@@ -93,11 +93,22 @@ export const SQL = {
       WITH ORDINALITY AS u(address, name, symbol, decimals, first_block, ord)
     ORDER BY ord
     RETURNING id, address`,
-  // `$10` is the chain of every row (the address indexes' per-chain key, address-migration.ts).
+  // The transfers, and one `address_transfers` row per address each names (a self-transfer once),
+  // from the rows inserted, so the columns cross the wire once.
   insertTransfers: `
-    INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value, chain)
-    SELECT *, $10 FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
-      $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])`,
+    WITH inserted AS (
+      INSERT INTO transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value)
+      SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bigint[], $5::integer[],
+        $6::bytea[], $7::bytea[], $8::bytea[], $9::numeric[])
+      RETURNING token_id, log_index, block_number, from_addr, to_addr
+    )
+    INSERT INTO address_transfers (block_number, token_id, log_index, address, chain)
+    SELECT block_number, token_id, log_index, address, $10 FROM (
+      SELECT block_number, token_id, log_index, from_addr AS address FROM inserted
+      UNION ALL
+      SELECT block_number, token_id, log_index, to_addr FROM inserted WHERE to_addr <> from_addr
+    ) AS named
+    ORDER BY address, token_id, block_number, log_index`,
   // Answers the rows actually inserted: a pair seeded before is left alone and not answered.
   insertSeeds: `
     INSERT INTO seed_balances (token_id, holder, amount)
@@ -160,10 +171,21 @@ export const SQL = {
   probeTokens: `
     SELECT id AS token_id FROM tokens AS k WHERE chain = $1
     AND EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)`,
-  // Their address index entries go with them.
+  // The transfers above the block and their `address_transfers` rows (found by primary key).
   deleteTransfersAbove: `
-    DELETE FROM transfers WHERE token_id = ANY($1::integer[]) AND block_number > $2
-    RETURNING token_id, from_addr, to_addr, value`,
+    WITH removed AS (
+      DELETE FROM transfers WHERE token_id = ANY($1::integer[]) AND block_number > $2
+      RETURNING token_id, block_number, log_index, from_addr, to_addr, value
+    ), unlisted AS (
+      DELETE FROM address_transfers AS a USING (
+        SELECT from_addr AS address, token_id, block_number, log_index FROM removed
+        UNION ALL
+        SELECT to_addr, token_id, block_number, log_index FROM removed WHERE to_addr <> from_addr
+      ) AS r
+      WHERE a.address = r.address AND a.token_id = r.token_id AND a.block_number = r.block_number
+        AND a.log_index = r.log_index
+    )
+    SELECT token_id, from_addr, to_addr, value FROM removed`,
   tokensById: 'SELECT id, address, first_block FROM tokens WHERE id = ANY($1::integer[])',
   dropTokens: `
     WITH gone AS (DELETE FROM balances WHERE token_id = ANY($1::integer[])),
@@ -234,56 +256,38 @@ export const SQL = {
     WHERE b.holder = $2 AND b.amount > 0 AND t.chain = $1
     ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC`,
   /*
-   * An address's page like listTransfers': the page's keys, then only its rows. The keys merge two
-   * index-only ranges, the transfers it sent and those it received (a self-transfer only among the
-   * sent: the recipient index leaves it out). PostgreSQL 15 merges a UNION ALL in order only when
-   * each branch is sorted (an index whose leading columns are fixed by equalities does not count),
-   * so each branch is its own newest (offset + limit) range: a deep page reads at most that many
-   * index entries per branch, never the address's whole history (the API's deepest offset is 2,450).
+   * An address's page like listTransfers': the keys from an index-only range of
+   * address_transfers, then the page's rows. Deep pages skip index entries only (the API's
+   * deepest offset is 2,450).
    */
   listAddressTokenTransfers: `
     SELECT ${TRANSFER_COLUMNS_OF_T}
     FROM (
-      SELECT token_id, block_number, log_index FROM (
-        (SELECT token_id, block_number, log_index FROM transfers
-          WHERE from_addr = $3 AND token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
-          ORDER BY block_number DESC, log_index DESC LIMIT $4::bigint + $5::bigint)
-        UNION ALL
-        (SELECT token_id, block_number, log_index FROM transfers
-          WHERE to_addr = $3 AND to_addr <> from_addr
-            AND token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
-          ORDER BY block_number DESC, log_index DESC LIMIT $4::bigint + $5::bigint)
-      ) AS named
+      SELECT token_id, block_number, log_index FROM address_transfers
+      WHERE address = $3 AND token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
       ORDER BY block_number DESC, log_index DESC LIMIT $4 OFFSET $5
     ) AS page
     JOIN transfers AS t
       ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
     ORDER BY page.block_number DESC, page.log_index DESC`,
   /*
-   * The same over every token of the chain, from the per-chain indexes. Transfers of two tokens
-   * can share (block, log index) (NEO: asset transfers and NEP-5 notifications are numbered
-   * apart); those ties go by token address descending: each branch sorts only its runs of equal
-   * (block, log) (an incremental sort), looking up the token address of the rows it reads.
+   * The same over every token of the chain. Transfers of two tokens can share (block, log index)
+   * (NEO: asset transfers and NEP-5 notifications are numbered apart); those ties go by token
+   * address descending. The index gives (block, log) order, so the planner only sorts each run of
+   * equal keys (an incremental sort), looking up the token address of the rows it reads.
    */
   listAddressTransfers: `
-    SELECT ${TRANSFER_COLUMNS_OF_T}, page.address AS token
+    SELECT ${TRANSFER_COLUMNS_OF_T}, k.address AS token
     FROM (
-      SELECT token_id, block_number, log_index, address FROM (
-        (SELECT x.token_id, x.block_number, x.log_index, k.address
-          FROM transfers AS x JOIN tokens AS k ON k.id = x.token_id
-          WHERE x.from_addr = $2 AND x.chain = $1
-          ORDER BY x.block_number DESC, x.log_index DESC, k.address DESC LIMIT $3::bigint + $4::bigint)
-        UNION ALL
-        (SELECT x.token_id, x.block_number, x.log_index, k.address
-          FROM transfers AS x JOIN tokens AS k ON k.id = x.token_id
-          WHERE x.to_addr = $2 AND x.to_addr <> x.from_addr AND x.chain = $1
-          ORDER BY x.block_number DESC, x.log_index DESC, k.address DESC LIMIT $3::bigint + $4::bigint)
-      ) AS named
-      ORDER BY block_number DESC, log_index DESC, address DESC LIMIT $3 OFFSET $4
+      SELECT a.token_id, a.block_number, a.log_index FROM address_transfers AS a
+      WHERE a.address = $2 AND a.chain = $1
+      ORDER BY a.block_number DESC, a.log_index DESC, (SELECT address FROM tokens WHERE id = a.token_id) DESC
+      LIMIT $3 OFFSET $4
     ) AS page
     JOIN transfers AS t
       ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
-    ORDER BY page.block_number DESC, page.log_index DESC, page.address DESC`,
+    JOIN tokens AS k ON k.id = page.token_id
+    ORDER BY page.block_number DESC, page.log_index DESC, k.address DESC`,
   listHolders: `
     SELECT holder, amount FROM balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
