@@ -7,7 +7,7 @@
 // hit), the same API with its response cache off (`bench/api-server-child.ts`: every answer read
 // from the store), and a bare `node:http` server answering tokenquery's own body for that URL.
 // Latency at one connection (a request's own time, no queueing), throughput at many.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
@@ -181,7 +181,9 @@ export async function runAddressOpsBench(
       bodies[spec.path] = cachedBody;
       log(`address-ops: ${spec.name}: ${int(Buffer.byteLength(cachedBody))} B, ${holds[spec.path]}`);
     }
-    const bareChild = await child({ mode: 'baseline', bodies });
+    const bodiesPath = join(workDir, 'address-ops-bodies.json');
+    writeFileSync(bodiesPath, JSON.stringify(bodies));
+    const bareChild = await child({ mode: 'baseline', bodiesPath });
     const servers: Record<ServerName, { url: string; query: string; pid: number }> = {
       bare: { url: bareChild.value.url, query: '', pid: bareChild.pid },
       cached: { url: serve.url, query: `?apikey=${key}`, pid: serve.pid },
