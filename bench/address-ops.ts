@@ -115,6 +115,10 @@ export async function runAddressOpsBench(
     if (entries.length !== n) throw new Error(`${entries.length} ${what}, expected ${n}`);
     return `${int(n)} ${what}`;
   };
+  // Entries on page `p` of size 50 of a list of `n` (full pages on the 10M store; small test stores run short).
+  const onPage = (n: number, p: number) => Math.max(0, Math.min(50, n - (p - 1) * 50));
+  // Read from the Address Token Balance answer (checked before the pages).
+  let busyTokenTransfers = Number.NaN;
   const specs: Spec[] = [
     {
       name: `Address Token Balances, the address holding ${int(spot.walletTokens ?? 0)} tokens`,
@@ -127,18 +131,19 @@ export async function runAddressOpsBench(
       check: (b) => {
         const [entry] = list(b) as { balance?: string; transferCnt?: number }[];
         if (!entry || !(BigInt(entry.balance ?? '0') > 0n)) throw new Error('no positive balance');
-        return `transferCnt ${int(entry.transferCnt ?? Number.NaN)}`;
+        busyTokenTransfers = entry.transferCnt ?? Number.NaN;
+        return `transferCnt ${int(busyTokenTransfers)}`;
       },
     },
     ...[1, 50].map((p) => ({
       name: `Address Token Transfers, the same address and token, page ${p} (size 50)`,
       path: `/vipapi/eth/address/tokentrans/${busy}/${holderToken}/${p}/50`,
-      check: (b: Envelope) => exactly(50, list(b), 'transfers'),
+      check: (b: Envelope) => exactly(onPage(busyTokenTransfers, p), list(b), 'transfers'),
     })),
     ...[1, 50].map((p) => ({
       name: `Address Transfers, the same address, all tokens, page ${p} (size 50)`,
       path: `/vipapi/eth/address/tokentrans/${busy}/${p}/50`,
-      check: (b: Envelope) => exactly(50, list(b), 'transfers'),
+      check: (b: Envelope) => exactly(onPage(spot.busyTransfers ?? 0, p), list(b), 'transfers'),
     })),
     ...[1, 50].map((p) => ({
       name: `Token Holders, token 0, page ${p} (size 50)`,
@@ -146,7 +151,7 @@ export async function runAddressOpsBench(
       check: (b: Envelope) => {
         const { total, data } = page(b);
         if (total < (spot.tokenHolders ?? 0)) throw new Error(`total ${total} holders`);
-        return `${exactly(50, data, 'holders')} of ${int(total)}`;
+        return `${exactly(onPage(total, p), data, 'holders')} of ${int(total)}`;
       },
     })),
   ];
