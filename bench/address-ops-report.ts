@@ -17,7 +17,10 @@ export function renderAddressOps(r: AddressOpsReport, machineLine: string): stri
   const spot = o.shape.spotlight ?? {};
   const f = r.store.facts;
   const perTransfer = (bytes: number) => bytes / o.shape.transfers;
-  const ms = (n: number) => fixed(n, 2);
+  // A run in which no request was answered has no percentiles: slower than the run itself.
+  const ms = (n: number) => (Number.isFinite(n) ? fixed(n, 2) : `> ${o.seconds * 1000}`);
+  const ratio = (n: number) => (Number.isFinite(n) ? fixed(n) : '∞');
+  const unanswered = (n: number) => (Number.isNaN(n) ? Number.POSITIVE_INFINITY : n);
   const range = (values: number[], format: (n: number) => string) => {
     const s = spread(values);
     return `${format(s.min)}–${format(s.max)}`;
@@ -28,17 +31,17 @@ export function renderAddressOps(r: AddressOpsReport, machineLine: string): stri
     const bare = c.servers.bare;
     for (const which of ['bare', 'cached', 'uncached'] as const) {
       const m: Measured = c.servers[which];
-      const p50 = m.latency.map((x) => x.p50Ms);
-      const p99 = m.latency.map((x) => x.p99Ms);
+      const p50 = m.latency.map((x) => unanswered(x.p50Ms));
+      const p99 = m.latency.map((x) => unanswered(x.p99Ms));
       const rps = m.throughput.map((x) => x.requestsPerSecond);
-      const p50Ratio = median(p50.map((v, i) => v / bare.latency[i]!.p50Ms));
+      const p50Ratio = median(p50.map((v, i) => v / unanswered(bare.latency[i]!.p50Ms)));
       const rpsRatio = median(rps.map((v, i) => v / bare.throughput[i]!.requestsPerSecond));
       const p50Cell = which === 'uncached' ? `**${ms(median(p50))}**` : ms(median(p50));
       if (which === 'uncached') worstUncached = Math.max(worstUncached, median(p50));
       rows.push(
         `| ${which === 'bare' ? `${c.name} (${c.holds})` : ''} | ${which === 'bare' ? `${int(c.bodyBytes)} B` : ''} | ${SERVER_LABEL[which]} | ` +
           `${p50Cell} / ${ms(median(p99))} ms | ${range(p50, ms)} | ${int(median(rps))} | ${range(rps, int)} | ` +
-          `${fixed(median(m.cpuMicros), 0)} µs | ${which === 'bare' ? '' : fixed(p50Ratio)} | ${which === 'bare' ? '' : fixed(rpsRatio)} |`,
+          `${fixed(median(m.cpuMicros), 0)} µs | ${which === 'bare' ? '' : ratio(p50Ratio)} | ${which === 'bare' ? '' : ratio(rpsRatio)} |`,
       );
     }
   }
@@ -83,7 +86,8 @@ export function renderAddressOps(r: AddressOpsReport, machineLine: string): stri
       'per-round ratios to the bare server. **bare**: a `node:http` server answering the exact body tokenquery ' +
       'answers for that URL. **cached**: the real `tokenquery serve`; the second and later requests come from its ' +
       'response cache. **uncached**: `startApiServer` with `responseCache: false` (`bench/api-server-child.ts`), ' +
-      'every answer read from the store. CPU: user + system time of the server process per request in the throughput run.',
+      'every answer read from the store. CPU: user + system time of the server process per request in the ' +
+      'latency run. A server still busy with the requests a run left queued is waited for before the next run.',
     '',
     `| operation (answer) | body | server | p50 / p99 at 1 connection | p50 range | req/s at ${o.connections} connections | req/s range | CPU/req | p50 ÷ bare | req/s ÷ bare |`,
     '|---|---|---|---|---|---|---|---|---|---|',

@@ -10,6 +10,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
 import { cpuSecondsOf } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
@@ -45,7 +46,7 @@ export interface Measured {
   latency: WrkResult[];
   /** At `connections`, one per round. */
   throughput: WrkResult[];
-  /** Server CPU (user + system) per request in the throughput runs, µs, one per round. */
+  /** Server CPU (user + system) per request in the latency runs, µs, one per round. */
   cpuMicros: number[];
 }
 
@@ -220,7 +221,10 @@ export async function runAddressOpsBench(
       });
     if (options.warmupSeconds > 0) {
       for (const c of cases)
-        for (const which of SERVERS) await wrk(which, c.path, options.connections, options.warmupSeconds);
+        for (const which of SERVERS) {
+          await wrk(which, c.path, options.connections, options.warmupSeconds);
+          await settle(servers[which].pid, log);
+        }
     }
     const loads: number[] = [];
     let errors = 0;
@@ -230,13 +234,17 @@ export async function runAddressOpsBench(
         const order = [...SERVERS.slice(round % 3), ...SERVERS.slice(0, round % 3)];
         for (const which of order) {
           const m = c.servers[which];
-          const latency = await wrk(which, c.path, 1, options.seconds);
           const cpuBefore = cpuSecondsOf(servers[which].pid);
-          const throughput = await wrk(which, c.path, options.connections, options.seconds);
+          const latency = await wrk(which, c.path, 1, options.seconds);
+          // The request in flight when wrk stops is still answered (so + 1), and the next run
+          // must not share the server with it, nor with the queue a throughput run leaves.
+          await settle(servers[which].pid, log);
           const cpu = cpuSecondsOf(servers[which].pid) - cpuBefore;
+          const throughput = await wrk(which, c.path, options.connections, options.seconds);
+          await settle(servers[which].pid, log);
           m.latency.push(latency);
           m.throughput.push(throughput);
-          m.cpuMicros.push((cpu * 1e6) / throughput.requests);
+          m.cpuMicros.push((cpu * 1e6) / (latency.requests + 1));
           errors += latency.non2xx + latency.socketErrors + throughput.non2xx + throughput.socketErrors;
         }
         const last = (which: ServerName) => {
@@ -262,6 +270,23 @@ export async function runAddressOpsBench(
   } finally {
     await Promise.all([...stops.map((stop) => stop()), ...children.map((c) => c.stop())]);
   }
+}
+
+/**
+ * Waits until the server process is idle (under 10% of a core over 300 ms): a slow operation leaves
+ * requests queued when wrk stops, and the server answers them all before it is free again.
+ */
+async function settle(pid: number, log: (line: string) => void): Promise<void> {
+  const started = performance.now();
+  for (let before = cpuSecondsOf(pid); ; ) {
+    await sleep(300);
+    const now = cpuSecondsOf(pid);
+    if (!(now - before >= 0.03) || performance.now() - started > 300_000) break;
+    before = now;
+  }
+  const waited = performance.now() - started;
+  if (waited > 2_000)
+    log(`address-ops: waited ${fixed(waited / 1000, 1)} s for the server to finish queued requests`);
 }
 
 async function fetchBody(url: string): Promise<string> {

@@ -20,7 +20,10 @@ export interface WrkResult {
   requests: number;
   seconds: number;
   requestsPerSecond: number;
-  /** Latency percentiles in milliseconds, as wrk's `--latency` report gives them (2 decimals of its unit). */
+  /**
+   * Latency percentiles in milliseconds, as wrk's `--latency` report gives them (2 decimals of its
+   * unit); NaN when no request completed within the run (wrk then prints zeros).
+   */
   p50Ms: number;
   p75Ms: number;
   p90Ms: number;
@@ -42,6 +45,8 @@ export interface WrkRun {
   threads?: number;
   /** Where a Lua script for a rotation of paths is written. */
   workDir: string;
+  /** A request not answered within this counts as a timeout error (wrk's default is 2 s). Default 30. */
+  timeoutSeconds?: number;
 }
 
 const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
@@ -65,14 +70,16 @@ export function parseWrkOutput(text: string): WrkResult {
   if (!total || !rate) throw new Error(`wrk: no request count in its report:\n${text}`);
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(text);
   const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(text);
+  const requests = Number(total[1]);
+  const latency = (p: number) => (requests === 0 ? Number.NaN : percentile(p));
   return {
-    requests: Number(total[1]),
+    requests,
     seconds: durationMs(`${total[2]}${total[3]}`) / 1000,
     requestsPerSecond: Number(rate[1]),
-    p50Ms: percentile(50),
-    p75Ms: percentile(75),
-    p90Ms: percentile(90),
-    p99Ms: percentile(99),
+    p50Ms: latency(50),
+    p75Ms: latency(75),
+    p90Ms: latency(90),
+    p99Ms: latency(99),
     non2xx: non2xx ? Number(non2xx[1]) : 0,
     socketErrors: socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0,
   };
@@ -83,7 +90,9 @@ let scripts = 0;
 /** Runs wrk once and parses its report. */
 export function runWrk(run: WrkRun): Promise<WrkResult> {
   const threads = Math.min(run.threads ?? 1, run.connections);
+  const timeout = run.timeoutSeconds ?? 30;
   const args = ['--latency', '-t', String(threads), '-c', String(run.connections), '-d', `${run.seconds}s`];
+  args.push('--timeout', `${timeout}s`);
   let target = run.url + run.paths[0]!;
   if (run.paths.length > 1) {
     const script = join(run.workDir, `wrk-rotation-${process.pid}-${scripts++}.lua`);
@@ -100,7 +109,7 @@ export function runWrk(run: WrkRun): Promise<WrkResult> {
     execFile(
       'wrk',
       args,
-      { encoding: 'utf8', timeout: (run.seconds + 30) * 1000 },
+      { encoding: 'utf8', timeout: (run.seconds + timeout + 30) * 1000 },
       (error, stdout, stderr) => {
         if (error) {
           reject(new Error(`wrk ${args.join(' ')} failed: ${error.message}\n${stderr}`));
