@@ -49,9 +49,9 @@ export function renderAddressOps(r: AddressOpsReport, machineLine: string): stri
   const objects = (facts: typeof f) => new Map(facts.objects.map((x) => [x.name, x.bytes] as const));
   const after = objects(f);
   const beforeObjects = r.before ? objects(r.before.facts) : new Map<string, number>();
-  const names = [...after.keys()].filter(
-    (name) => perTransfer(after.get(name)!) >= 0.5 || (r.before && !beforeObjects.has(name)),
-  );
+  const added = new Set(r.newObjects);
+  const names = [...after.keys()].filter((name) => perTransfer(after.get(name)!) >= 0.5 || added.has(name));
+  const addedBytes = [...added].reduce((sum, name) => sum + (after.get(name) ?? 0), 0);
   const storeLines = [
     `Store: ${int(o.shape.transfers)} SYNTHETIC transfers (\`src/importer/testing/synthetic-export.ts\`, seed ${o.shape.seed}) of ` +
       `${int(o.shape.tokens)} tokens among ${int(o.shape.holders)} holders, 100 per block, with the generator's spotlight: ` +
@@ -67,8 +67,9 @@ export function renderAddressOps(r: AddressOpsReport, machineLine: string): stri
     '|---|---|---|---|',
     ...names.map(
       (name) =>
-        `| of which \`${name}\` | ${fixed(perTransfer(after.get(name)!), 1)} | ${beforeObjects.has(name) ? fixed(perTransfer(beforeObjects.get(name)!), 1) : r.before ? '(new)' : ''} | |`,
+        `| of which \`${name}\`${added.has(name) ? ` (new in \`${r.newestMigration}\`)` : ''} | ${fixed(perTransfer(after.get(name)!), 1)} | ${beforeObjects.has(name) ? fixed(perTransfer(beforeObjects.get(name)!), 1) : ''} | |`,
     ),
+    `| all that \`${r.newestMigration}\` creates | ${fixed(perTransfer(addedBytes), 1)} | | |`,
     `| \`balances\` rows | ${int(f.balanceRows)} (${fixed(f.balanceRows / o.shape.transfers, 2)} per transfer) | ${r.before ? int(r.before.facts.balanceRows) : ''} | |`,
   ];
   return [

@@ -11,7 +11,10 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { createSyntheticExport } from '../src/importer/testing/synthetic-export.js';
+import { silentLogger } from '../src/internal/logger.js';
+import { MIGRATIONS, migrate } from '../src/store/sqlite/migrations.js';
 import { cpuSecondsOf } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, fixed, int, median, startChild } from './common.js';
@@ -66,6 +69,9 @@ export interface AddressOpsReport {
   /** The same shape built by the schema before this one, when cached (for the A/B of its size). */
   before: BuiltStore | null;
   beforeBytes: number;
+  /** Tables and indexes the newest migration creates (its other changes are to existing tables). */
+  newObjects: string[];
+  newestMigration: string;
   cases: AddressOpsCase[];
   /** 1-minute load average at the start of each round, and at the end. */
   loads: number[];
@@ -263,6 +269,8 @@ export async function runAddressOpsBench(
       bytes,
       before,
       beforeBytes: before ? storeBytes(before.path) : Number.NaN,
+      newObjects: objectsOfNewestMigration(),
+      newestMigration: MIGRATIONS.at(-1)!.name,
       cases,
       loads,
       errors,
@@ -296,6 +304,21 @@ async function fetchBody(url: string): Promise<string> {
   if (response.status !== 200 || code !== 1)
     throw new Error(`${url}: HTTP ${response.status}, code ${String(code)}`);
   return body;
+}
+
+/** Names of the tables and indexes that the newest migration adds, from two empty in-memory stores. */
+function objectsOfNewestMigration(): string[] {
+  const names = (migrations: typeof MIGRATIONS) => {
+    const db = new Database(':memory:');
+    try {
+      migrate(db, silentLogger(), migrations);
+      return db.prepare<[], string>('SELECT name FROM sqlite_schema').pluck().all();
+    } finally {
+      db.close();
+    }
+  };
+  const earlier = new Set(names(MIGRATIONS.slice(0, -1)));
+  return names(MIGRATIONS).filter((name) => !earlier.has(name));
 }
 
 /** The cached store of the same shape built by the schema one migration earlier, if any. */
