@@ -2,6 +2,7 @@
 // does not share its event loop: either tokenquery's API over a filled SQLite store, or the bare
 // `node:http` baseline answering constant bodies.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startApiServer } from '../src/api/server.js';
@@ -14,7 +15,9 @@ export type ApiServerChildInput =
   /** `cache`: tokenquery's response cache on or off. `dbPath`: a SQLite file or a `postgres://` URL. */
   | { mode: 'tokenquery'; dbPath: string; cache: boolean }
   /** Path (without query) → the exact body to answer with. */
-  | { mode: 'baseline'; bodies: Record<string, string> };
+  | { mode: 'baseline'; bodies: Record<string, string> }
+  /** The same map as a JSON file: for bodies larger than a command-line argument may be (128 KiB). */
+  | { mode: 'baseline'; bodiesPath: string };
 
 export interface ApiServerChildReady {
   url: string;
@@ -78,6 +81,13 @@ async function baseline(bodies: Record<string, string>): Promise<ApiServerChildR
 
 const input = childInput<ApiServerChildInput>();
 await childMain(
-  () => (input.mode === 'tokenquery' ? tokenquery(input.dbPath, input.cache) : baseline(input.bodies)),
+  () =>
+    input.mode === 'tokenquery'
+      ? tokenquery(input.dbPath, input.cache)
+      : baseline(
+          'bodiesPath' in input
+            ? (JSON.parse(readFileSync(input.bodiesPath, 'utf8')) as Record<string, string>)
+            : input.bodies,
+        ),
   'ready',
 );

@@ -14,6 +14,7 @@ import { startFixtureNode } from '../src/chains/evm/testing/fixture-node.js';
 import {
   createSyntheticExport,
   type SyntheticExportOptions,
+  type SyntheticSpotlight,
 } from '../src/importer/testing/synthetic-export.js';
 import { MIGRATIONS } from '../src/store/sqlite/migrations.js';
 
@@ -27,6 +28,8 @@ export interface StoreShape {
   holders: number;
   tokens: number;
   seed: number;
+  /** The address benchmark's extremes (synthetic-export.ts); growth has none. */
+  spotlight?: SyntheticSpotlight;
 }
 
 /** What was learnt about a store when it was built (kept beside a cached store). */
@@ -72,9 +75,14 @@ export function storeBytes(path: string): number {
 
 /** The directory a store of this shape is cached in (schema version included: a new migration means a new store). */
 export function cacheDirFor(shape: StoreShape): string {
+  const { walletTokens = 0, busyTransfers = 0, tokenHolders = 0 } = shape.spotlight ?? {};
+  const spotlight =
+    walletTokens + busyTransfers + tokenHolders > 0
+      ? `-w${walletTokens}-b${busyTransfers}-h${tokenHolders}`
+      : '';
   return join(
     tmpdir(),
-    `tokenquery-bench-growth-${shape.transfers}-${shape.holders}-${shape.tokens}-s${shape.seed}-v${MIGRATIONS.length}`,
+    `tokenquery-bench-growth-${shape.transfers}-${shape.holders}-${shape.tokens}-s${shape.seed}${spotlight}-v${MIGRATIONS.length}`,
   );
 }
 

@@ -1,5 +1,6 @@
 // `npm run bench [-- backfill|api|neo|import|postgres|realtime|ponder|growth] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
 // `npm run bench -- backfill-ab <git-ref> [--reps N]`: this tree's indexer against another commit's (bench/ab.ts).
+// `npm run bench -- address-ops [--address-rows N] [--reps N] [--wrk-seconds S]`: issue #16's address and holder operations, with wrk.
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runBackfillAb } from './ab.js';
+import { runAddressOpsBench } from './address-ops.js';
+import { renderAddressOps } from './address-ops-report.js';
 import { type ApiReport, runApiBench } from './api.js';
 import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
@@ -21,6 +24,7 @@ import { renderPonder, runPonderBench } from './ponder.js';
 import { renderPostgres, runPostgresBench } from './postgres.js';
 import type { ProfileEntry, ProfileSummary } from './profile.js';
 import { renderRealtime, runRealtimeBench } from './realtime.js';
+import { wrkMissing } from './wrk.js';
 
 const CHAIN = { transfers: 200_000, holders: 20_000, perBlock: 1_000 };
 /** `backfill-large`: issue #5's size (at least 1,000,000 transfers to at least 50,000 holders). */
@@ -47,6 +51,10 @@ const { values, positionals } = parseArgs({
     'realtime-blocks': { type: 'string', default: '80' },
     /** `growth` only: transfers of the large store (the baseline store has 100,000). */
     'growth-rows': { type: 'string', default: '10000000' },
+    /** `address-ops` only: transfers of its store (a tenth of them name the busy address, a tenth are the airdrops). */
+    'address-rows': { type: 'string', default: '10000000' },
+    /** `address-ops` only: seconds of each wrk run. */
+    'wrk-seconds': { type: 'string', default: '3' },
   },
 });
 const which = positionals[0] ?? 'all';
@@ -63,16 +71,24 @@ if (
     'ponder',
     'growth',
     'backfill-ab',
+    'address-ops',
   ].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, postgres, realtime, ponder, growth, or nothing for all but backfill-large, backfill-ab, import, postgres, realtime, ponder and growth`,
+    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, postgres, realtime, ponder, growth, address-ops, or nothing for all but backfill-large, backfill-ab, import, postgres, realtime, ponder, growth and address-ops`,
   );
   process.exit(2);
 }
 if (which === 'backfill-ab' && positionals[1] === undefined) {
   console.error('backfill-ab needs the commit to compare with: npm run bench -- backfill-ab <git-ref>');
   process.exit(2);
+}
+if (which === 'address-ops') {
+  const missing = wrkMissing();
+  if (missing !== null) {
+    console.error(missing);
+    process.exit(2);
+  }
 }
 const log = (line: string): void => console.error(`[bench] ${line}`);
 
@@ -171,7 +187,8 @@ try {
     which !== 'realtime' &&
     which !== 'ponder' &&
     which !== 'growth' &&
-    which !== 'backfill-ab'
+    which !== 'backfill-ab' &&
+    which !== 'address-ops'
   ) {
     chain = await prepareChain(CHAIN);
     log(
@@ -248,6 +265,27 @@ try {
       log,
     );
     sections.growth = renderGrowth(report, machineLine(facts));
+  }
+  if (which === 'address-ops') {
+    const rows = Number(values['address-rows']);
+    const report = await runAddressOpsBench(
+      {
+        shape: {
+          transfers: rows,
+          holders: 500_000,
+          tokens: 10_000,
+          seed: 1,
+          spotlight: { walletTokens: 10_000, busyTransfers: rows / 10, tokenHolders: rows / 10 },
+        },
+        reps: Number(values.reps),
+        seconds: Number(values['wrk-seconds']),
+        warmupSeconds: Number(values.warmup),
+        connections: Number(values.connections),
+        workDir,
+      },
+      log,
+    );
+    sections['address-ops'] = renderAddressOps(report, machineLine(facts));
   }
   if (which === 'import') {
     const report = await runImportBench(

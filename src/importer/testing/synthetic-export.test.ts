@@ -30,6 +30,51 @@ describe('synthetic exports', () => {
     assert.notEqual(text({ ...SMALL, order: 'shuffled' }), text(SMALL));
   });
 
+  test('the spotlight weaves in exact counts of its rows, spread over the stream, and nothing else changes', () => {
+    const spotlight = { walletTokens: 7, busyTransfers: 1_000, tokenHolders: 1_500 };
+    const plain = createSyntheticExport(SMALL);
+    const lit = createSyntheticExport({ ...SMALL, spotlight });
+    assert.equal(text({ ...SMALL, spotlight: {} }), text(SMALL));
+    const { wallet, busy, holderToken } = lit.spotlight;
+    const walletTokens = new Map<string, number>();
+    const airdrops = new Set<string>();
+    let busyRows = 0;
+    let changed = 0;
+    let firstHalf = 0;
+    for (let n = lit.firstBlock; n <= lit.lastBlock; n++) {
+      const before = plain.block(n);
+      lit.block(n).forEach((t, i) => {
+        const p = before[i]!;
+        assert.deepEqual(
+          [t.txHash, t.logIndex, t.blockNumber, t.time],
+          [p.txHash, p.logIndex, p.blockNumber, p.time],
+        );
+        if (t.token === p.token && t.from === p.from && t.to === p.to && t.value === p.value) return;
+        changed++;
+        if (n < lit.firstBlock + lit.blocks / 2) firstHalf++;
+        if (t.to === wallet) walletTokens.set(t.token, (walletTokens.get(t.token) ?? 0) + 1);
+        else if (t.from === busy || t.to === busy) busyRows++;
+        else {
+          assert.deepEqual([t.token, t.from], [holderToken, ZERO_ADDRESS]);
+          airdrops.add(t.to);
+        }
+      });
+    }
+    assert.deepEqual([...walletTokens.keys()].sort(), [...lit.tokenAddresses].sort());
+    assert.ok([...walletTokens.values()].every((count) => count === 1));
+    assert.equal(busyRows, spotlight.busyTransfers);
+    assert.equal(airdrops.size, spotlight.tokenHolders);
+    assert.ok(airdrops.has(lit.airdropAddress(0)) && airdrops.has(lit.airdropAddress(1_499)));
+    // Every rewritten row differs from the plain one (2 of them may keep the same token and recipient by chance).
+    assert.ok(changed >= 7 + 1_000 + 1_500 - 2, `${changed}`);
+    assert.ok(
+      Math.abs(firstHalf / changed - 0.5) < 0.02,
+      `spread: ${firstHalf} of ${changed} in the first half`,
+    );
+    assert.throws(() => createSyntheticExport({ ...SMALL, spotlight: { walletTokens: 8 } }), RangeError);
+    assert.throws(() => createSyntheticExport({ ...SMALL, spotlight: { tokenHolders: 5_004 } }), RangeError);
+  });
+
   test('sorted, shuffled JSON, and node-completed files import to the balances the generator implies', async () => {
     const generated = createSyntheticExport(SMALL);
     // Expectations from the generator's rows, not from the importer.

@@ -12,6 +12,10 @@
  * (token k is picked about 1/(k+1) as often as token 0); 2% of transfers are mints from the zero
  * address; amounts up to 10^21. Balances may go negative (no balance is tracked while
  * generating); the store keeps them exactly and does not count them as holders.
+ *
+ * `spotlight` (off by default, and then the output is the same bytes as without the option) weaves
+ * in the extremes the address benchmarks need (issue #16): a wallet holding many tokens, a busy
+ * address in a large share of all transfers, a token with very many holders.
  */
 import { TRANSFER_TOPIC } from '../../chains/evm/abi.js';
 import type { FixtureCall, RawBlock, RawLog } from '../../chains/evm/testing/fixture-node.js';
@@ -34,6 +38,34 @@ export interface SyntheticExportOptions {
   fullColumns?: boolean;
   /** 'sorted' (chain order) or 'shuffled' (permuted block ranges, rows reversed in each block). Default 'sorted'. */
   order?: 'sorted' | 'shuffled';
+  /** Extreme addresses and a widely held token for the address benchmarks. Default: none. */
+  spotlight?: SyntheticSpotlight;
+}
+
+/**
+ * Transfers rewritten at evenly spread positions of the stream (the rest keep their plain rows, so
+ * the same random draws are used and only these rows differ). Counts are exact; together they
+ * must not exceed `transfers`.
+ */
+export interface SyntheticSpotlight {
+  /** The wallet address receives one transfer of each of tokens 0..walletTokens-1, so it holds that many (<= tokens). */
+  walletTokens?: number;
+  /**
+   * The busy address is the recipient of two in three of this many transfers and the sender of
+   * the third (of a value 2^20 times smaller, so that its balances stay positive where it receives
+   * as often); tokens are picked as for any transfer.
+   */
+  busyTransfers?: number;
+  /** Token 0 is minted once to each of this many fresh addresses, so it has at least that many holders. */
+  tokenHolders?: number;
+}
+
+/** The spotlight's addresses (defined for every export, used only when its counts are non-zero). */
+export interface SpotlightAddresses {
+  wallet: string;
+  busy: string;
+  /** Token 0. */
+  holderToken: string;
 }
 
 /** One generated transfer. */
@@ -71,6 +103,9 @@ export interface SyntheticExport {
   /** Holder and token addresses. */
   readonly holderAddresses: readonly string[];
   readonly tokenAddresses: readonly string[];
+  readonly spotlight: SpotlightAddresses;
+  /** The `index`th fresh address of the token-holders spotlight. */
+  airdropAddress(index: number): string;
   /** The transfers of block `n`, in log order. */
   block(n: number): SyntheticTransfer[];
   /** The file's text, in chunks of about 1 MiB, header first (CSV). */
@@ -96,6 +131,7 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     format: 'csv',
     fullColumns: true,
     order: 'sorted',
+    spotlight: {},
     ...input,
   };
   const { transfers, perBlock, logsPerTx, startBlock, seed } = options;
@@ -109,6 +145,15 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
   };
   const holderAddresses = addresses(1, options.holders);
   const tokenAddresses = addresses(2, options.tokens);
+  const spotlight: SpotlightAddresses = {
+    wallet: addresses(4, 1)[0]!,
+    busy: addresses(5, 1)[0]!,
+    holderToken: tokenAddresses[0]!,
+  };
+  // The index makes every airdrop address distinct; the rest of it is random.
+  const airdropAddress = (index: number): string =>
+    `0x${hex8(index)}${hexWords(mulberry32(mix(seed ^ 0x0a1d0a1d, index)), 4)}`;
+  const special = spotlightSchedule(options);
   // Token k with weight 1/(k+1): cumulative weights for a binary search.
   const cumulative: number[] = [];
   let total = 0;
@@ -143,11 +188,23 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
       const to = holderAddresses[next() % holderAddresses.length]!;
       // Up to ~10^21: three words of 2^32, truncated.
       const value = ((BigInt(next()) << 38n) + (BigInt(next()) << 6n) + BigInt(next() % 64)).toString();
+      const row = { token: pickToken(next()), from, to, value };
+      const s = special?.(i * perBlock + log);
+      if (s?.kind === 'holder') {
+        row.token = spotlight.holderToken;
+        row.from = ZERO;
+        row.to = airdropAddress(s.index);
+      } else if (s?.kind === 'wallet') {
+        row.token = tokenAddresses[s.index % options.spotlight.walletTokens!]!;
+        row.to = spotlight.wallet;
+      } else if (s?.kind === 'busy' && s.index % 3 === 2) {
+        row.from = spotlight.busy;
+        row.value = (BigInt(value) >> 20n).toString();
+      } else if (s?.kind === 'busy') {
+        row.to = spotlight.busy;
+      }
       out.push({
-        token: pickToken(next()),
-        from,
-        to,
-        value,
+        ...row,
         txHash,
         logIndex: log,
         txIndex: Math.floor(log / logsPerTx),
@@ -197,6 +254,8 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     lastBlock: startBlock + blocks - 1,
     holderAddresses,
     tokenAddresses,
+    spotlight,
+    airdropAddress,
     block,
     *chunks() {
       let text = '';
@@ -261,5 +320,43 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
       ]);
       return { blocks: blockList, logs, calls, head: startBlock + Math.max(blocks - 1, 0) };
     },
+  };
+}
+
+type Special = { kind: 'holder' | 'busy' | 'wallet'; index: number };
+
+/**
+ * Which transfers (by position in the stream, 0-based) the spotlight rewrites, and which of its
+ * rows each is: Bresenham's line over the stream picks the special positions evenly, then again
+ * over those to share them among the three kinds, so that every count is exact and each kind is
+ * spread over the whole history. Null when the spotlight is off.
+ */
+function spotlightSchedule(
+  options: Required<SyntheticExportOptions>,
+): ((position: number) => Special | null) | null {
+  const { walletTokens = 0, busyTransfers = 0, tokenHolders = 0 } = options.spotlight;
+  const total = options.transfers;
+  const all = walletTokens + busyTransfers + tokenHolders;
+  if (all === 0) return null;
+  if (
+    [walletTokens, busyTransfers, tokenHolders].some((n) => !Number.isInteger(n) || n < 0) ||
+    all > total ||
+    walletTokens > options.tokens
+  ) {
+    throw new RangeError(
+      'synthetic export: spotlight counts >= 0, together <= transfers, walletTokens <= tokens',
+    );
+  }
+  // Position k of n is the floor(k·count/n)-th of `count` evenly spread picks when this fires.
+  const fires = (k: number, count: number, n: number): boolean =>
+    Math.floor(((k + 1) * count) / n) > Math.floor((k * count) / n);
+  const rest = all - tokenHolders;
+  return (position) => {
+    if (!fires(position, all, total)) return null;
+    const s = Math.floor((position * all) / total);
+    if (fires(s, tokenHolders, all)) return { kind: 'holder', index: Math.floor((s * tokenHolders) / all) };
+    const r = s - Math.floor(((s + 1) * tokenHolders) / all);
+    if (fires(r, busyTransfers, rest)) return { kind: 'busy', index: Math.floor((r * busyTransfers) / rest) };
+    return { kind: 'wallet', index: r - Math.floor(((r + 1) * busyTransfers) / rest) };
   };
 }
