@@ -68,8 +68,9 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
   const removeEntries = db.prepare(
     'DELETE FROM address_transfers WHERE address_id = ? AND token_id = ? AND block_number > ?',
   );
-  /** Entries of the transaction not yet taken, four numbers each. */
-  let pending: number[] = [];
+  /** Entries of the transaction not yet taken, four numbers each (`filled` of them used). */
+  let pending = new Float64Array(4 * 4096);
+  let filled = 0;
   const cache = new Map<string, Map<string, number>>();
   let cached = 0;
 
@@ -132,12 +133,21 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     },
 
     add(addressId, tokenId, block, logIndex) {
-      pending.push(addressId, tokenId, block, logIndex);
+      if (filled === pending.length) {
+        const grown = new Float64Array(pending.length * 2);
+        grown.set(pending);
+        pending = grown;
+      }
+      pending[filled] = addressId;
+      pending[filled + 1] = tokenId;
+      pending[filled + 2] = block;
+      pending[filled + 3] = logIndex;
+      filled += 4;
     },
 
     take() {
-      const taken = Float64Array.from(pending);
-      pending = [];
+      const taken = pending.slice(0, filled);
+      filled = 0;
       return taken;
     },
 
@@ -188,7 +198,7 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     },
 
     discard() {
-      pending = [];
+      filled = 0;
       entries.discard();
       replayedEntries.discard();
     },
