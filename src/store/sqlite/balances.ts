@@ -319,10 +319,13 @@ export function createBalances(
     }
     addresses.write([...entry.entries, ...batch]);
     const upserts: unknown[] = [];
-    for (const [id, holders] of entry.balances) {
+    // In key order (token id, then holder: the order of hex text is that of the bytes), so each
+    // write lands next to the one before in the table and in balances_by_holder.
+    for (const id of [...entry.balances.keys()].sort((a, b) => a - b)) {
+      const holders = entry.balances.get(id)!;
       const counts = entry.counts.get(id);
-      for (const [holder, amount] of holders) {
-        writeBalance(upserts, id, holder, amount, counts?.get(holder) ?? 0);
+      for (const holder of [...holders.keys()].sort()) {
+        writeBalance(upserts, id, holder, holders.get(holder)!, counts?.get(holder) ?? 0);
       }
     }
     finishBalanceWrites(upserts);
