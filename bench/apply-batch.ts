@@ -2,6 +2,7 @@
  * Measures applyBatch throughput, read latency and storage per transfer of either backend on
  * the same generated history (a fixed seed), so the two figures are comparable. Usage (after `npx tsc`):
  *   node dist/bench/apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]
+ * BENCH_DEFER=1 defers balances like a backfill (`IndexBatch.deferBalances`).
  * Defaults: 200 000 transfers over 500 tokens and 50 000 holders, in batches of 5 000.
  * `spray` is the backfill benchmark's shape: each token minted once to one sender, who then sends
  * to holders picked uniformly, so no balance goes negative (every row takes the writer's hex fast
@@ -105,6 +106,9 @@ function makeBatches(): IndexBatch[] {
       blocks: [],
       head: finalHead,
       pruneBlocksBelow: finalHead - 64,
+      // BENCH_DEFER=1: balances written behind the checkpoint, as a backfill's are; the last
+      // batch writes them, so that their cost is measured.
+      deferBalances: process.env.BENCH_DEFER === '1' && index < batchCount - 1,
     };
   };
   return Array.from({ length: batchCount }, (_, i) => makeBatch(i));

@@ -9,7 +9,7 @@
  *   balances, by balance descending, then address ascending;
  * - the address transfer lists (`listAddressTransfers`, one token) of a bounded sample of
  *   addresses, page by page down to the API's deepest page, against the newest-first lists the
- *   transfers give.
+ *   transfers give (those up to `balancesBlock` while balances lag).
  */
 import { NON_HOLDERS } from '../store/batch-plan.js';
 import type { AddressHolding, HolderEntry, TransferRecord } from '../store/types.js';

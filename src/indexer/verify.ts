@@ -137,7 +137,8 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
       if (page.length === 0) break;
       for (const t of page) {
         transfers++;
-        collector.add(t);
+        // An address's transfer list lags with the balances (`StoreReader.listAddressTransfers`).
+        if (t.blockNumber <= balancesBlock) collector.add(t);
         count(transferCounts, t);
         if (countsAtBalances !== null && t.blockNumber <= balancesBlock) count(countsAtBalances, t);
         if (t.from === t.to) continue;

@@ -351,8 +351,9 @@ export interface StoreWriter {
 /**
  * What the API reads (and the dashboard and `/metrics` beside it). While a backfill defers its
  * balances (`ChainStatus.balancesBlock`), everything computed from balances (`getBalance`, the
- * address balances and holdings, the holder lists) answers as of that block; transfers and
- * counts of tokens are as of the checkpoint.
+ * address balances and holdings, the holder lists) and an address's transfers
+ * (`listAddressTransfers`, written with the balances) answer as of that block; a token's transfers
+ * and counts of tokens are as of the checkpoint.
  */
 export interface StoreReader {
   getChainStatus(chain: string): Promise<ChainStatus | null>;
@@ -386,7 +387,8 @@ export interface StoreReader {
    * with `token` null, of every token (NEO global assets included); newest first (block number,
    * then log index, descending; ties between tokens, which only NEO can have, by token address
    * descending). `offset` stays within the API's deepest page (2,450): the page is found by an index
-   * range, never by reading the address's older transfers.
+   * range, never by reading the address's older transfers. While balances lag the checkpoint, as
+   * of `ChainStatus.balancesBlock`.
    */
   listAddressTransfers(
     chain: string,

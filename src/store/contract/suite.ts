@@ -19,8 +19,10 @@
  * - Address operations and holders (`addresses.ts`, `holders.ts`, `address-history.ts`, checked
  *   against the reference model `testing/address-model.ts`): addresses order by code unit (JS `<`,
  *   SQL `COLLATE "C"`/`BINARY`), so NEO's `AQ…` comes before `Ab…`; while balances lag the
- *   checkpoint, a holding's `transferCount` is as of `balancesBlock` like its balance (token counts
- *   and transfer lists stay as of the checkpoint); `scanHoldings` may list `{0n, 0}` rows beside
+ *   checkpoint, a holding's `transferCount` and an address's transfers are as of `balancesBlock`
+ *   like its balance (token counts and a token's transfer list stay as of the checkpoint); a
+ *   backend that writes them at once answers them as of the checkpoint, and its `balancesBlock`
+ *   is then unset; `scanHoldings` may list `{0n, 0}` rows beside
  *   those the model requires (every pair with a non-zero balance or a transfer naming it).
  * NEO's choices are stated in `neo.ts`.
  */

@@ -1,16 +1,14 @@
 /**
  * The writer's part of the address views (migration `0007_address_views`): the integer id of each
  * (chain, address) a transfer names, and the `address_transfers` entries of a batch's transfers
- * (one per address named, a self-transfer once), written with the transfers and taken off by a
- * rollback. Ids are cached: a backfill names the same addresses batch after batch.
+ * (one per address named, a self-transfer once), written with the balances (during a backfill,
+ * many batches' entries at once, sorted: see balances.ts) and taken off by a rollback. Ids are
+ * cached: a backfill names the same addresses batch after batch.
  */
 import type Database from 'better-sqlite3';
 import { pushHexParams, UNHEX_OR_VALUE } from './codec.js';
 import { bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
 import { hexText } from './statements.js';
-
-/** Bound on the entries of one flush (a batch): 2^22, so that an id times it stays below 2^53. */
-const ENTRIES_PER_FLUSH = 4_194_304;
 
 /** Entries per insert statement: more than the other buffered rows (four small numbers a row). */
 const ENTRY_ROWS = 128;
@@ -22,10 +20,16 @@ const ADDRESS_IDS_KEPT = 500_000;
 export interface AddressEntries {
   /** The ids of `addresses` (distinct) on `chain`, in their order; addresses never seen get new ids. */
   idsOf(chain: string, addresses: readonly string[]): number[];
-  /** Buffers one entry; written by {@link flush}, before the transaction ends. */
+  /** Buffers one entry of the transaction's batch, until {@link take}. */
   add(addressId: number, tokenId: number, block: number, logIndex: number): void;
-  flush(): void;
-  /** Forgets entries buffered by a transaction that failed before writing them. */
+  /** The entries buffered since the last take (four numbers each), which are then forgotten. */
+  take(): Float64Array;
+  /**
+   * Writes `parts` (from {@link take}) in key order; `replay` ignores entries stored already (a
+   * replay after a crash may find some: a store upgraded while balances lagged has them all).
+   */
+  write(parts: readonly Float64Array[], replay?: boolean): void;
+  /** Forgets entries buffered by a transaction that failed before taking them. */
   discard(): void;
   /** Forgets the cached ids: a transaction that made some failed, or another connection wrote. */
   clear(): void;
@@ -51,18 +55,22 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     3,
     ROWS_PER_STATEMENT,
   );
-  const entries = bufferedRows(
-    db,
-    (rows) =>
-      `INSERT INTO address_transfers (address_id, token_id, block_number, log_index) VALUES ${rowsOf('(?, ?, ?, ?)', rows)}`,
-    4,
-    ENTRY_ROWS,
-  );
+  const insertEntries = (verb: string) =>
+    bufferedRows(
+      db,
+      (rows) =>
+        `${verb} INTO address_transfers (address_id, token_id, block_number, log_index) VALUES ${rowsOf('(?, ?, ?, ?)', rows)}`,
+      4,
+      ENTRY_ROWS,
+    );
+  const entries = insertEntries('INSERT');
+  const replayedEntries = insertEntries('INSERT OR IGNORE');
   const removeEntries = db.prepare(
     'DELETE FROM address_transfers WHERE address_id = ? AND token_id = ? AND block_number > ?',
   );
-  /** Entries of the transaction not yet written, four numbers each. */
-  const pending: number[] = [];
+  /** Entries of the transaction not yet taken, four numbers each (`filled` of them used). */
+  let pending = new Float64Array(4 * 4096);
+  let filled = 0;
   const cache = new Map<string, Map<string, number>>();
   let cached = 0;
 
@@ -125,32 +133,74 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     },
 
     add(addressId, tokenId, block, logIndex) {
-      pending.push(addressId, tokenId, block, logIndex);
-      if (pending.length === ENTRIES_PER_FLUSH * 4) this.flush();
+      if (filled === pending.length) {
+        const grown = new Float64Array(pending.length * 2);
+        grown.set(pending);
+        pending = grown;
+      }
+      pending[filled] = addressId;
+      pending[filled + 1] = tokenId;
+      pending[filled + 2] = block;
+      pending[filled + 3] = logIndex;
+      filled += 4;
     },
 
-    flush() {
-      // Written in key order: each insert then lands next to the one before, in B-tree pages the
-      // statement just touched, instead of anywhere in the table and its index.
-      const count = pending.length / 4;
-      const order = new Float64Array(count);
-      for (let i = 0; i < count; i++) order[i] = pending[i * 4]! * ENTRIES_PER_FLUSH + i;
-      order.sort();
-      for (let k = 0; k < count; k++) {
-        const i = (order[k]! % ENTRIES_PER_FLUSH) * 4;
-        const at = entries.next();
-        const p = entries.params;
-        p[at] = pending[i];
-        p[at + 1] = pending[i + 1];
-        p[at + 2] = pending[i + 2];
-        p[at + 3] = pending[i + 3];
-      }
-      pending.length = 0;
-      entries.flush();
+    take() {
+      const taken = pending.slice(0, filled);
+      filled = 0;
+      return taken;
     },
+
+    write(parts, replay = false) {
+      const rows = replay ? replayedEntries : entries;
+      rows.discard();
+      let count = 0;
+      let maxId = 0;
+      for (const part of parts) {
+        count += part.length / 4;
+        for (let i = 0; i < part.length; i += 4) if (part[i]! > maxId) maxId = part[i]!;
+      }
+      if (count === 0) return;
+      const all = parts.length === 1 ? parts[0]! : new Float64Array(count * 4);
+      if (all !== parts[0]) {
+        let at = 0;
+        for (const part of parts) {
+          all.set(part, at);
+          at += part.length;
+        }
+      }
+      // Written in key order: each insert then lands next to the one before, in B-tree pages the
+      // statement just touched, instead of anywhere in the table and its index. By address id,
+      // then the order they came in (a batch's transfers are grouped by token, in log order):
+      // one numeric sort of (id, position) packed in a double while that stays exact.
+      let order: ArrayLike<number>;
+      if (maxId * count < 2 ** 53) {
+        const keys = new Float64Array(count);
+        for (let i = 0; i < count; i++) keys[i] = all[i * 4]! * count + i;
+        keys.sort();
+        for (let k = 0; k < count; k++) keys[k] = keys[k]! % count;
+        order = keys;
+      } else {
+        order = Uint32Array.from({ length: count }, (_, i) => i).sort(
+          (a, b) => all[a * 4]! - all[b * 4]! || a - b,
+        );
+      }
+      for (let k = 0; k < count; k++) {
+        const i = order[k]! * 4;
+        const at = rows.next();
+        const p = rows.params;
+        p[at] = all[i];
+        p[at + 1] = all[i + 1];
+        p[at + 2] = all[i + 2];
+        p[at + 3] = all[i + 3];
+      }
+      rows.flush();
+    },
+
     discard() {
-      pending.length = 0;
+      filled = 0;
       entries.discard();
+      replayedEntries.discard();
     },
 
     clear() {

@@ -168,7 +168,9 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
         batch.neo === undefined &&
         seeds.length === 0 &&
         balances.fitsUnwritten(chain, list, transferCount);
-      const flushed = !deferred && balances.writeUnwritten(chain);
+      // The batch's address entries wait with its balances, or go with the unwritten ones.
+      const entries = addresses.take();
+      const flushed = !deferred && balances.writeUnwritten(chain, entries);
       const { holderChanges, writes } = balances.applyDeltas(
         chain,
         list.map((token, i) => ({ id: ids[i]!, deltas: token.deltas, named: token.named })),
@@ -204,14 +206,21 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
         // Deferred: the table holds what it held before this batch (kept if already behind).
         balancesFrom: deferred ? (stored?.indexed_block ?? batch.fromBlock - 1) : null,
       });
-      return { chain, writes, deferred, flushed, transfers: transferCount };
+      return {
+        chain,
+        writes,
+        deferred,
+        flushed,
+        transfers: transferCount,
+        ...(deferred ? { entries } : {}),
+      };
     },
   };
 }
 
 /**
- * The `address_transfers` entries of the transfers of `work` (token ids `ids`, in its order): one
- * per address a transfer names, a self-transfer once.
+ * Buffers the `address_transfers` entries of the transfers of `work` (token ids `ids`, in its
+ * order): one per address a transfer names, a self-transfer once. `finishBatch` writes them.
  */
 function writeAddressEntries(
   addresses: AddressEntries,
@@ -245,7 +254,6 @@ function writeAddressEntries(
       if (t.to !== t.from) addresses.add(addressIds[positions.get(t.to)!]!, id, t.blockNumber, t.logIndex);
     }
   }
-  addresses.flush();
 }
 
 /** A batch's transaction, from its transfer objects; runs it with `.immediate`. */

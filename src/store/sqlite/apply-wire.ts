@@ -80,7 +80,6 @@ export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
     }
     flushHexRows();
     bulk.insertTransfers.run(transferRows);
-    addressEntries.flush();
     journal.write();
     return finishBatch(wire, stored, work, { ids, newTokens, transferCounts }, plan.recent);
   });

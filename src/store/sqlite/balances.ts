@@ -2,12 +2,17 @@
  * The SQLite writer's balances: net changes applied to the balances table and to holder counts,
  * the write-through balance cache that spares most reads, and the balances written behind the
  * checkpoint during a backfill (`IndexBatch.deferBalances`) with their replay after a crash.
+ * The `address_transfers` entries of deferred batches wait with those balances and are written
+ * with them, many batches' at once in key order (a B-tree takes sorted bulk inserts several times
+ * faster than each batch's scattered ones), so the address views lag the checkpoint like balances.
  */
 import type Database from 'better-sqlite3';
 import { NON_HOLDERS, namedCounts, netChanges, type TokenWork } from '../batch-plan.js';
+import type { AddressEntries } from './address-transfers.js';
 import {
   type ChainRow,
   decodeAmount,
+  decodeHex,
   decodeTransferRow,
   pushAmountParams,
   pushHexParams,
@@ -51,6 +56,8 @@ export interface BatchBalances {
   flushed: boolean;
   /** Transfers of the batch (for the bound on what a replay would read). */
   transfers: number;
+  /** Deferred: the batch's `address_transfers` entries (`AddressEntries.take`), written later. */
+  entries?: Float64Array;
 }
 
 /** The writer's balances over one connection (see createBalances). */
@@ -69,8 +76,11 @@ export interface Balances {
     changes: TokenChanges[],
     defer?: boolean,
   ): { holderChanges: number[]; writes: BalanceWrites };
-  /** Writes the chain's unwritten balances and marks its balances current; false when there were none. */
-  writeUnwritten(chain: string): boolean;
+  /**
+   * Writes the chain's unwritten balances and address entries, with `entries` (the batch's, when
+   * it does not defer), and marks its balances current; false when there were no unwritten ones.
+   */
+  writeUnwritten(chain: string, entries?: Float64Array): boolean;
   /** Replays the balances a crash lost, when the table lags the checkpoint (`stored.balances_block`). */
   recoverBalances(chain: string, stored: ChainRow | undefined): void;
   /** Whether the balances of `tokens` and `transfers` more transfers fit behind the checkpoint. */
@@ -87,6 +97,7 @@ export function createBalances(
   sql: Statements,
   bulk: BulkStatements,
   hexRows: HexRows,
+  addresses: AddressEntries,
   balanceCacheSize: number,
   /** Called whenever the cache is dropped (the writer's other caches go with it). */
   onClear: () => void = () => {},
@@ -117,6 +128,8 @@ export function createBalances(
       balances: Map<number, Map<string, bigint>>;
       /** What the unwritten batches add to each holder's transfer count. */
       counts: Map<number, Map<string, number>>;
+      /** The unwritten batches' `address_transfers` entries, a batch a part. */
+      entries: Float64Array[];
       count: number;
       transfers: number;
     }
@@ -151,13 +164,15 @@ export function createBalances(
     return added;
   };
   const unwrittenOf = (chain: string) => unwritten.get(chain)?.balances;
-  const rememberUnwritten = (chain: string, writes: BalanceWrites, transfers: number): void => {
+  const rememberUnwritten = (chain: string, done: BatchBalances): void => {
+    const { writes, transfers } = done;
     let entry = unwritten.get(chain);
     if (entry === undefined) {
-      entry = { balances: new Map(), counts: new Map(), count: 0, transfers: 0 };
+      entry = { balances: new Map(), counts: new Map(), entries: [], count: 0, transfers: 0 };
       unwritten.set(chain, entry);
     }
     entry.transfers += transfers;
+    if (done.entries !== undefined) entry.entries.push(done.entries);
     entry.count += setBalances(entry.balances, writes);
     for (const { id, holders, counts } of writes) {
       let perToken = entry.counts.get(id);
@@ -295,14 +310,22 @@ export function createBalances(
    * Writes the chain's unwritten balances and marks its balances current; inside the write
    * transaction. The entries go from `unwritten` only once it commits (`cachingBalances`).
    */
-  function writeUnwritten(chain: string): boolean {
+  function writeUnwritten(chain: string, entries?: Float64Array): boolean {
     const entry = unwritten.get(chain);
-    if (entry === undefined) return false;
+    const batch = entries === undefined ? [] : [entries];
+    if (entry === undefined) {
+      addresses.write(batch);
+      return false;
+    }
+    addresses.write([...entry.entries, ...batch]);
     const upserts: unknown[] = [];
-    for (const [id, holders] of entry.balances) {
+    // In key order (token id, then holder: the order of hex text is that of the bytes), so each
+    // write lands next to the one before in the table and in balances_by_holder.
+    for (const id of [...entry.balances.keys()].sort((a, b) => a - b)) {
+      const holders = entry.balances.get(id)!;
       const counts = entry.counts.get(id);
-      for (const [holder, amount] of holders) {
-        writeBalance(upserts, id, holder, amount, counts?.get(holder) ?? 0);
+      for (const holder of [...holders.keys()].sort()) {
+        writeBalance(upserts, id, holder, holders.get(holder)!, counts?.get(holder) ?? 0);
       }
     }
     finishBalanceWrites(upserts);
@@ -316,7 +339,9 @@ export function createBalances(
    * table holds, token by token. Holder counts committed with those batches already count them.
    */
   function replayBalances(chain: string, balancesBlock: number): void {
+    const entries: Float64Array[] = [];
     for (const id of sql.probeTokens.all(chain, balancesBlock)) {
+      entries.push(replayedEntries(chain, id, balancesBlock));
       const rows = sql.transfersAbove.all(id, balancesBlock);
       applyDeltas(chain, [
         {
@@ -326,7 +351,32 @@ export function createBalances(
         },
       ]);
     }
+    addresses.write(entries, true);
     sql.balancesCurrent.run(chain);
+  }
+
+  /** The `address_transfers` entries of token `id`'s stored transfers above `block`. */
+  function replayedEntries(chain: string, id: number, block: number): Float64Array {
+    const rows = sql.partiesAbove.all(id, block);
+    const positions = new Map<string, number>();
+    const named: string[] = [];
+    const positionOf = (address: string): number => {
+      let position = positions.get(address);
+      if (position === undefined) {
+        position = named.length;
+        named.push(address);
+        positions.set(address, position);
+      }
+      return position;
+    };
+    const parties = rows.map(([from, to]) => [positionOf(decodeHex(from)), positionOf(decodeHex(to))]);
+    const ids = addresses.idsOf(chain, named);
+    rows.forEach(([, , block, logIndex], i) => {
+      const [from, to] = parties[i]!;
+      addresses.add(ids[from!]!, id, block, logIndex);
+      if (to !== from) addresses.add(ids[to!]!, id, block, logIndex);
+    });
+    return addresses.take();
   }
 
   const writeAllUnwrittenTx = db.transaction((): void => {
@@ -365,7 +415,7 @@ export function createBalances(
       }
       rememberBalances(done.writes);
       if (done.flushed) unwritten.delete(done.chain);
-      if (done.deferred) rememberUnwritten(done.chain, done.writes, done.transfers);
+      if (done.deferred) rememberUnwritten(done.chain, done);
     },
     close() {
       try {

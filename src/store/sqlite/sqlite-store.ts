@@ -159,7 +159,9 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const hexRows = createHexRows(prepareHexStatements(db));
   const addresses = createAddressEntries(db);
   // A failed transaction, a rollback or another connection's write drops the address ids too.
-  const balances = createBalances(db, sql, bulk, hexRows, balanceCacheSize, () => addresses.clear());
+  const balances = createBalances(db, sql, bulk, hexRows, addresses, balanceCacheSize, () =>
+    addresses.clear(),
+  );
   const neoTables = createNeoTables(db);
   const reader = createReader(db, sql);
   const neo = createNeoReader(neoTables);

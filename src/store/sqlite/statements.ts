@@ -165,6 +165,12 @@ export function prepareStatements(db: Database.Database) {
         'SELECT from_addr, to_addr, value FROM transfers WHERE token_id = ? AND block_number > ?',
       )
       .raw(),
+    /** What a replay needs of a transfer for its `address_transfers` entries (balances.ts). */
+    partiesAbove: db
+      .prepare<[number, number], [SqlValue, SqlValue, number, number]>(
+        'SELECT from_addr, to_addr, block_number, log_index FROM transfers WHERE token_id = ? AND block_number > ?',
+      )
+      .raw(),
     deleteTransfersAbove: db.prepare('DELETE FROM transfers WHERE token_id = ? AND block_number > ?'),
     tokenAfterRollback: db.prepare(`
       UPDATE tokens SET holder_count = holder_count + @holders, transfer_count = transfer_count - @removed,

@@ -112,7 +112,7 @@ export async function assertAddressViews(
       );
     }
     for (const token of [null, ...allTokens]) {
-      const expectedTransfers = model.addressTransfers(chain, address, token);
+      const expectedTransfers = model.addressTransfers(chain, address, token, asOf);
       // Every page size for the list of all tokens; the first (the smallest) for each token's.
       for (const size of token === null ? sizes : sizes.slice(0, 1)) {
         const pages = await allPages<TransferRecord>(

@@ -17,7 +17,8 @@
  * - A (token, address) transfer count is the number of the token's transfers naming the address
  *   as sender or recipient (a self-transfer once, zero values too).
  * - Balances can be asked as of an earlier block (`asOf`: `ChainStatus.balancesBlock` while a
- *   backfill defers balances); token counts and transfer lists are always as of the checkpoint.
+ *   backfill defers balances), and an address's transfers with them; token counts and a token's
+ *   transfer list are always as of the checkpoint.
  */
 import { NON_HOLDERS } from '../batch-plan.js';
 import type {
@@ -250,13 +251,12 @@ export class AddressModel {
 
   /**
    * Every transfer naming `address` (a self-transfer once), of `token` or of every token when
-   * null, newest first: what `listAddressTransfers` pages through.
+   * null, newest first: what `listAddressTransfers` pages through; up to block `asOf` when given
+   * (balances lag the checkpoint, and the address views with them).
    */
-  addressTransfers(chain: string, address: string, token: string | null): TransferRecord[] {
-    return this.chain(chain)
-      .transfers.filter(
-        (t) => (token === null || t.token === token) && (t.from === address || t.to === address),
-      )
+  addressTransfers(chain: string, address: string, token: string | null, asOf?: number): TransferRecord[] {
+    return this.transfersUpTo(this.chain(chain), asOf)
+      .filter((t) => (token === null || t.token === token) && (t.from === address || t.to === address))
       .sort(compareNewestFirst);
   }
 
