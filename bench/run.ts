@@ -36,27 +36,62 @@ const CONCURRENCY = 4;
 /** Busy NEO blocks indexed by the NEO benchmark (copies of mainnet block 1444843). */
 const NEO_COPIES = 600;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    reps: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '2' },
-    connections: { type: 'string', default: '64' },
-    profile: { type: 'boolean', default: false },
-    'no-write': { type: 'boolean', default: false },
-    /** `import` only: rows of the synthetic export. */
-    'import-rows': { type: 'string', default: '1000000' },
-    /** `realtime` only: blocks measured per mode. */
-    'realtime-blocks': { type: 'string', default: '80' },
-    /** `growth` only: transfers of the large store (the baseline store has 100,000). */
-    'growth-rows': { type: 'string', default: '10000000' },
-    /** `address-ops` only: transfers of its store (a tenth of them name the busy address, a tenth are the airdrops). */
-    'address-rows': { type: 'string', default: '10000000' },
-    /** `address-ops` only: seconds of each wrk run. */
-    'wrk-seconds': { type: 'string', default: '3' },
-  },
-});
+const USAGE = `Usage: npm run bench -- [scenario] [options]   (or: node dist/bench/run.js ...)
+
+Scenarios (docs/benchmarks.md says what each measures and where it records its results):
+  (none)          all of: backfill, api, neo
+  backfill        indexer backfill throughput against a bare eth_getLogs client
+  backfill-large  the same at 1,000,000 transfers
+  backfill-ab REF this tree against the commit REF, interleaved pairs
+  api             the API's operations under load (autocannon)
+  neo             NEO indexing of busy mainnet blocks
+  import          tokenquery import of a synthetic export (--import-rows)
+  postgres        the PostgreSQL store
+  realtime        following the head (--realtime-blocks)
+  ponder          against Ponder on the same chain
+  growth          a 10M-transfer store against a 100k one (--growth-rows)
+  address-ops     the address operations and token holders with wrk (--address-rows, --wrk-seconds)
+
+Options:
+  --reps N  --duration S  --warmup S  --connections N  --profile  --no-write
+  --import-rows N  --realtime-blocks N  --growth-rows N  --address-rows N  --wrk-seconds S
+  --help          this text`;
+
+function parseCommandLine() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        reps: { type: 'string', default: '3' },
+        duration: { type: 'string', default: '10' },
+        warmup: { type: 'string', default: '2' },
+        connections: { type: 'string', default: '64' },
+        profile: { type: 'boolean', default: false },
+        'no-write': { type: 'boolean', default: false },
+        /** `import` only: rows of the synthetic export. */
+        'import-rows': { type: 'string', default: '1000000' },
+        /** `realtime` only: blocks measured per mode. */
+        'realtime-blocks': { type: 'string', default: '80' },
+        /** `growth` only: transfers of the large store (the baseline store has 100,000). */
+        'growth-rows': { type: 'string', default: '10000000' },
+        /** `address-ops` only: transfers of its store (a tenth of them name the busy address, a tenth are the airdrops). */
+        'address-rows': { type: 'string', default: '10000000' },
+        /** `address-ops` only: seconds of each wrk run. */
+        'wrk-seconds': { type: 'string', default: '3' },
+        help: { type: 'boolean', default: false },
+      },
+    });
+  } catch (error) {
+    // An unknown or malformed option is the user's error: one line, no stack trace.
+    console.error(`bench: ${(error as Error).message.split('. ')[0]}; see --help`);
+    process.exit(2);
+  }
+}
+const { values, positionals } = parseCommandLine();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const which = positionals[0] ?? 'all';
 if (
   ![
