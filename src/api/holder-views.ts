@@ -6,7 +6,7 @@
  * `percentage` is computed against the total supply in that same unit.
  */
 import { formatUnits } from '../internal/amount.js';
-import type { HolderEntry } from '../store/types.js';
+import type { HolderEntry, TokenRecord } from '../store/types.js';
 import { envelopeSchema, schema } from './envelope.js';
 
 /** Digits after the point `percentage` keeps (truncated, never rounded). */
@@ -69,4 +69,23 @@ export function holderPage(input: HolderPageInput) {
       percentage: holderPercentage(holder.balance, input.totalSupply),
     })),
   };
+}
+
+/**
+ * The holder page of `token`: `total` is its `holderCnt`, `percentage` is against its total
+ * supply, and `exact` is decided here for both families (every token, until the exact-balances
+ * work marks the ones that are not: docs/api.md#token-holders).
+ */
+export function tokenHolderPage(
+  token: Pick<TokenRecord, 'holderCount' | 'totalSupply'>,
+  paging: { page: number; size: number; offset: number },
+  holders: readonly HolderEntry[],
+) {
+  return holderPage({
+    ...paging,
+    total: token.holderCount,
+    exact: true,
+    holders,
+    totalSupply: token.totalSupply,
+  });
 }

@@ -7,7 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { isEvmChain } from '../internal/chains.js';
-import type { ApiStore } from '../store/types.js';
+import type { ApiStore, ChainStatus } from '../store/types.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
 import { methodNotAllowed, unsupportedCoin } from './errors.js';
@@ -74,6 +74,11 @@ export function requireEvmChain(ctx: RouteContext, chain: string): string {
   // what reaches an EVM route with `neo` (the token list, circulating supply) has no NEO counterpart.
   if (!ctx.served.has(chain) || !isEvmChain(chain)) throw unsupportedCoin();
   return chain;
+}
+
+/** Confirmations count from the newest block the indexer has seen (never below the indexed one). */
+export function headOf(status: ChainStatus | null): number {
+  return Math.max(status?.head ?? 0, status?.indexed ?? 0);
 }
 
 /** A route URL as a regular expression over raw paths: each `:param` matches one segment. */

@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
-import type { ChainStatus, TokenRecord, TransferRecord } from '../../store/types.js';
+import type { TokenRecord, TransferRecord } from '../../store/types.js';
 import { okBody, okBodyFromJson, sendCachedOk } from '../envelope.js';
 import {
   balanceList,
@@ -19,10 +19,10 @@ import {
   transferListJson,
   transferListSchema,
 } from '../evm-views.js';
-import { holderPage, holderPageSchema } from '../holder-views.js';
+import { holderPageSchema, tokenHolderPage } from '../holder-views.js';
 import { ALL_IN_BAND, type Family, LISTS, type OperationDoc } from '../operation-doc.js';
 import { parseEvmAddress, parsePaging } from '../params.js';
-import { pathParams, type RouteContext, registerOperation, requireEvmChain } from '../routing.js';
+import { headOf, pathParams, type RouteContext, registerOperation, requireEvmChain } from '../routing.js';
 import { findToken } from './evm-tokens.js';
 
 /** The five operations' documentation, per family (operation ids `evm…`/`neo…`). */
@@ -74,10 +74,6 @@ export function addressDocs(family: 'EVM' | 'NEO') {
     ),
   };
 }
-
-/** Confirmations count from the newest block the indexer has seen (never below the indexed one). */
-export const headOf = (status: ChainStatus | null): number =>
-  Math.max(status?.head ?? 0, status?.indexed ?? 0);
 
 /**
  * The tokens of `transfers`, read once each (a page names at most 50). A token a rollback removed
@@ -199,19 +195,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
           findToken(ctx, chain, address),
           reader.listHolders(chain, address, offset, size),
         ]);
-        return okBody(
-          reply,
-          holderPage({
-            page,
-            size,
-            total: token.holderCount,
-            // Every token until the exact-balances work marks the ones that are not (docs/api.md#token-holders).
-            exact: true,
-            offset,
-            holders,
-            totalSupply: token.totalSupply,
-          }),
-        );
+        return okBody(reply, tokenHolderPage(token, { page, size, offset }, holders));
       });
     },
   });

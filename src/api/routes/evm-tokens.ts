@@ -17,7 +17,7 @@ import {
 } from '../evm-views.js';
 import { ALL_IN_BAND, LISTS } from '../operation-doc.js';
 import { parseEvmAddress, parsePaging } from '../params.js';
-import { pathParams, type RouteContext, registerOperation, requireEvmChain } from '../routing.js';
+import { headOf, pathParams, type RouteContext, registerOperation, requireEvmChain } from '../routing.js';
 
 /** The token, or 404 `无数据` when the index does not know it. */
 export async function findToken(ctx: RouteContext, chain: string, address: string): Promise<TokenRecord> {
@@ -73,8 +73,7 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
             ctx.store.reader.listTransfers(chain, address, offset, size),
             ctx.store.reader.getChainStatus(chain),
           ]);
-          const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
-          return okBodyFromJson(transferListJson(token, transfers, head));
+          return okBodyFromJson(transferListJson(token, transfers, headOf(status)));
         },
       );
     },

@@ -11,10 +11,8 @@
  * (`neoBalanceUnits`), so `balance` reads like `value` and `percentage` compares like with like.
  */
 import type { FastifyInstance } from 'fastify';
-import type { NeoTokenRecord } from '../../store/types.js';
 import { okBody, sendCachedOk } from '../envelope.js';
-import { noData, unsupportedCoin } from '../errors.js';
-import { holderPage, holderPageSchema } from '../holder-views.js';
+import { holderPageSchema, tokenHolderPage } from '../holder-views.js';
 import {
   neoBalanceList,
   neoBalanceListSchema,
@@ -23,33 +21,20 @@ import {
   neoTransferListSchema,
 } from '../neo-views.js';
 import { parseNeoAddress, parseNeoHash, parsePaging } from '../params.js';
-import { pathParams, type RouteContext, registerOperation } from '../routing.js';
-import { addressDocs, headOf, tokensOf } from './address.js';
-
-const NEO = 'neo';
+import { headOf, pathParams, type RouteContext, registerOperation } from '../routing.js';
+import { addressDocs, tokensOf } from './address.js';
+import { findNeoToken, requireNeo } from './neo.js';
 
 export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const docs = addressDocs('NEO');
   const { reader, neo } = ctx.store;
-
-  /** 50001 unless this server serves neo. */
-  const requireNeo = (): string => {
-    if (!ctx.served.has(NEO)) throw unsupportedCoin();
-    return NEO;
-  };
-  /** The NEP-5 token or global asset, or 404 `无数据`. */
-  const findNeoToken = async (address: string): Promise<NeoTokenRecord> => {
-    const token = await neo.getNeoToken(NEO, address);
-    if (token === null) throw noData();
-    return token;
-  };
 
   registerOperation(app, ctx, {
     url: '/vipapi/neo/address/tokenbalance/:address',
     response: neoBalanceListSchema,
     doc: docs.balances,
     async handler(request, reply) {
-      const chain = requireNeo();
+      const chain = requireNeo(ctx);
       const address = parseNeoAddress(pathParams<'address'>(request).address);
       return sendCachedOk(ctx.responses, reply, `balances ${chain} ${address}`, async () =>
         okBody(reply, neoBalanceList(await neo.listNeoAddressBalances(chain, address))),
@@ -63,12 +48,12 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
     doc: docs.balance,
     async handler(request, reply) {
       const params = pathParams<'address' | 'token'>(request);
-      const chain = requireNeo();
+      const chain = requireNeo(ctx);
       const address = parseNeoAddress(params.address);
       const tokenAddress = parseNeoHash(params.token, 'token address');
       return sendCachedOk(ctx.responses, reply, `balance ${chain} ${address} ${tokenAddress}`, async () => {
         const [token, holding] = await Promise.all([
-          findNeoToken(tokenAddress),
+          findNeoToken(ctx, tokenAddress),
           reader.getAddressHolding(chain, address, tokenAddress),
         ]);
         return okBody(reply, neoBalanceList([{ token, ...holding }]));
@@ -82,14 +67,14 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
     doc: docs.transfers,
     async handler(request, reply) {
       const params = pathParams<'address' | 'token' | 'page' | 'size'>(request);
-      const chain = requireNeo();
+      const chain = requireNeo(ctx);
       const address = parseNeoAddress(params.address);
       const tokenAddress = parseNeoHash(params.token, 'token address');
       const { offset, size } = parsePaging(params.page, params.size);
       const key = `address transfers ${chain} ${address} ${tokenAddress} ${offset} ${size}`;
       return sendCachedOk(ctx.responses, reply, key, async () => {
         const [token, transfers, status] = await Promise.all([
-          findNeoToken(tokenAddress),
+          findNeoToken(ctx, tokenAddress),
           reader.listAddressTransfers(chain, address, tokenAddress, offset, size),
           reader.getChainStatus(chain),
         ]);
@@ -104,7 +89,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
     doc: docs.allTransfers,
     async handler(request, reply) {
       const params = pathParams<'address' | 'page' | 'size'>(request);
-      const chain = requireNeo();
+      const chain = requireNeo(ctx);
       const address = parseNeoAddress(params.address);
       const { offset, size } = parsePaging(params.page, params.size);
       const key = `address transfers ${chain} ${address} * ${offset} ${size}`;
@@ -130,28 +115,20 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
     doc: docs.holders,
     async handler(request, reply) {
       const params = pathParams<'address' | 'page' | 'size'>(request);
-      const chain = requireNeo();
+      const chain = requireNeo(ctx);
       const address = parseNeoHash(params.address);
       const { page, size, offset } = parsePaging(params.page, params.size);
       return sendCachedOk(ctx.responses, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
         const [token, holders] = await Promise.all([
-          findNeoToken(address),
+          findNeoToken(ctx, address),
           reader.listHolders(chain, address, offset, size),
         ]);
-        return okBody(
-          reply,
-          holderPage({
-            page,
-            size,
-            total: token.holderCount,
-            // Every token until the exact-balances work marks the ones that are not (docs/api.md#token-holders).
-            exact: true,
-            offset,
-            holders: holders.map((h) => ({ address: h.address, balance: neoBalanceUnits(token, h.balance) })),
-            // A global asset's total supply is in the asset's unit already (the issued amount).
-            totalSupply: token.totalSupply,
-          }),
-        );
+        // A global asset's total supply is in the asset's unit already (the issued amount).
+        const inAssetUnits = holders.map((h) => ({
+          address: h.address,
+          balance: neoBalanceUnits(token, h.balance),
+        }));
+        return okBody(reply, tokenHolderPage(token, { page, size, offset }, inAssetUnits));
       });
     },
   });

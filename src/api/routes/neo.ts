@@ -28,18 +28,18 @@ import {
 } from '../neo-views.js';
 import { ALL_IN_BAND, LISTS, type OperationDoc, type RouteDoc, supplyNote } from '../operation-doc.js';
 import { parseNeoHash, parsePaging } from '../params.js';
-import { pathParams, type RouteContext, registerOperation } from '../routing.js';
+import { headOf, pathParams, type RouteContext, registerOperation } from '../routing.js';
 
 const NEO = 'neo';
 
 /** 50001 unless this server serves neo. */
-function requireNeo(ctx: RouteContext): string {
+export function requireNeo(ctx: RouteContext): string {
   if (!ctx.served.has(NEO)) throw unsupportedCoin();
   return NEO;
 }
 
 /** The NEP-5 token or global asset, or 404 `无数据`. */
-async function findNeoToken(ctx: RouteContext, address: string): Promise<NeoTokenRecord> {
+export async function findNeoToken(ctx: RouteContext, address: string): Promise<NeoTokenRecord> {
   const token = await ctx.store.neo.getNeoToken(NEO, address);
   if (token === null) throw noData();
   return token;
@@ -140,8 +140,7 @@ export function neoRoutes(app: FastifyInstance, ctx: RouteContext): void {
         ctx.store.reader.listTransfers(chain, address, offset, size),
         ctx.store.reader.getChainStatus(chain),
       ]);
-      const head = Math.max(status?.head ?? 0, status?.indexed ?? 0);
-      return sendOk(reply, neoTransferList(token, transfers, head));
+      return sendOk(reply, neoTransferList(token, transfers, headOf(status)));
     },
   });
 
