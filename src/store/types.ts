@@ -12,9 +12,9 @@
  * - Block numbers, log indexes, counts and Unix times are JS numbers (all stay far below 2^53).
  * - Every method is async, so that a network database fits behind the same interface.
  */
-import type { RateLimit } from '../internal/rate-limit.js';
 import type { BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
 
+import type { ApiKeyLimits, ApiKeyRateLimit, ApiKeyRecord, ApiKeyStore } from './api-key-types.js';
 import type {
   NeoAssetInfo,
   NeoBatchPart,
@@ -25,6 +25,10 @@ import type {
 } from './neo-types.js';
 
 export type {
+  ApiKeyLimits,
+  ApiKeyRateLimit,
+  ApiKeyRecord,
+  ApiKeyStore,
   BlockRef,
   NeoAssetInfo,
   NeoBatchPart,
@@ -243,31 +247,6 @@ export interface WriterLease {
   release(): Promise<void>;
 }
 
-export interface ApiKeyRecord {
-  /** Short public identifier, printed by `keys list`, accepted by `keys revoke`. */
-  id: string;
-  /** SHA-256 hex of the key; the key itself is never stored. */
-  hash: string;
-  label: string;
-  /** Unix milliseconds. */
-  createdAt: number;
-  /** Unix milliseconds, or null while active. */
-  revokedAt: number | null;
-  /** The key's own rate limit; absent: the server's default (`--rate-limit`) applies. */
-  rateLimit?: ApiKeyRateLimit;
-  /**
-   * Networks the key may be used from, as canonical CIDRs (`internal/ip-allow-list.ts`);
-   * absent: any address. Backends never give back an empty list.
-   */
-  allowIps?: string[];
-}
-
-/** A key's own rate limit: a token bucket, or none at all even when the server has a default. */
-export type ApiKeyRateLimit = RateLimit | 'unlimited';
-
-/** What `setApiKeyLimits` sets; an absent field is cleared (the server default, any address). */
-export type ApiKeyLimits = Pick<ApiKeyRecord, 'rateLimit' | 'allowIps'>;
-
 /**
  * One token as an address sees it: what the address operations answer (Address Token Balance(s)).
  */
@@ -479,17 +458,6 @@ export interface NeoReader {
   listNeoAddressBalances(chain: string, address: string): Promise<AddressBalance<NeoTokenRecord>[]>;
   /** Deployed contracts, newest first: block, then transaction position, descending. */
   listNeoContracts(chain: string, offset: number, limit: number): Promise<NeoContractRecord[]>;
-}
-
-/** API keys: `keys` commands write them, the API looks them up. */
-export interface ApiKeyStore {
-  createApiKey(key: ApiKeyRecord): Promise<void>;
-  listApiKeys(): Promise<ApiKeyRecord[]>;
-  /** Revokes by id or by hash; returns false when no active key matched. */
-  revokeApiKey(idOrHash: string, at: number): Promise<boolean>;
-  findApiKeyByHash(hash: string): Promise<ApiKeyRecord | null>;
-  /** Replaces the rate limit and allow-list of an active key, by id or by hash; false when none matched. */
-  setApiKeyLimits(idOrHash: string, limits: ApiKeyLimits): Promise<boolean>;
 }
 
 /**
