@@ -36,6 +36,7 @@ import {
   removeTempDirs,
   runCli,
   spawnCli,
+  startOneChainArgs,
   tempDir,
 } from './testing/cli-process.js';
 
@@ -126,21 +127,7 @@ describe('disk full (sqlite)', () => {
     const seed = chaosSeed('disk-full');
     mount(SIZE.fills[0]!);
     const location = join(mountPoint, 'tokenquery.sqlite');
-    const cli = spawnCli([
-      'start',
-      '--rpc',
-      `eth=${anvil.url}`,
-      '--db',
-      location,
-      '--finality',
-      `eth=${FINALITY}`,
-      '--port',
-      '0',
-      '--poll-interval',
-      '50',
-      '--log-level',
-      'info',
-    ]);
+    const cli = spawnCli(startOneChainArgs({ rpc: anvil.url, db: location, finality: FINALITY }));
     try {
       const base = await apiUrl(cli, 'tokenquery started', 30_000);
       const head = await getBlockNumber(anvil.url);

@@ -29,7 +29,16 @@ import { diffStoreAgainstNode, readNodeTruth } from '../indexer/testing/evm-trut
 import { settledHead, startMiner, startTraffic } from '../indexer/testing/live-traffic.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
-import { apiUrl, getJson, lines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
+import {
+  apiUrl,
+  getJson,
+  lines,
+  removeTempDirs,
+  runCli,
+  spawnCli,
+  startOneChainArgs,
+  tempDir,
+} from './testing/cli-process.js';
 
 const logger = silentLogger();
 const SIZE = scaled(
@@ -73,21 +82,7 @@ for (const backend of chaosBackends(dir)) {
       const created = await runCli(['keys', 'create', '--label', 'load', '--db', location]);
       assert.equal(created.code, 0, created.stderr);
       const key = lines(created.stdout).at(-1)!;
-      const cli = spawnCli([
-        'start',
-        '--rpc',
-        `eth=${anvil.url}`,
-        '--db',
-        location,
-        '--finality',
-        'eth=5',
-        '--port',
-        '0',
-        '--poll-interval',
-        '50',
-        '--log-level',
-        'info',
-      ]);
+      const cli = spawnCli(startOneChainArgs({ rpc: anvil.url, db: location, finality: 5 }));
       const store = await openAt(location, logger);
       const traffic = await startTraffic(anvil.url, tokens, { seed, intervalMs: 15 });
       const miner = startMiner(anvil.url, 250);

@@ -47,6 +47,7 @@ import {
   removeTempDirs,
   runCli,
   spawnCli,
+  startOneChainArgs,
 } from './testing/cli-process.js';
 
 const logger = silentLogger();
@@ -181,21 +182,7 @@ describe('PostgreSQL restarted (postgres)', () => {
       'eth',
       tokens.map((t) => addressOf(t)),
     );
-    const cli = spawnCli([
-      'start',
-      '--rpc',
-      `eth=${anvil.url}`,
-      '--db',
-      location,
-      '--finality',
-      `eth=${FINALITY}`,
-      '--port',
-      '0',
-      '--poll-interval',
-      '50',
-      '--log-level',
-      'info',
-    ]);
+    const cli = spawnCli(startOneChainArgs({ rpc: anvil.url, db: location, finality: FINALITY }));
     const store = await openAt(location, logger);
     const checkpoint = async () => (await store.writer.getCheckpoint('eth'))?.block ?? -1;
     let traffic: Traffic | undefined;

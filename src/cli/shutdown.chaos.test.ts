@@ -34,7 +34,16 @@ import { diffSnapshots, snapshotStore } from '../indexer/testing/store-snapshots
 import { silentLogger } from '../internal/logger.js';
 import { seededRandom } from '../internal/random.js';
 import { waitFor } from '../internal/testing/wait.js';
-import { apiUrl, lines, logLines, removeTempDirs, runCli, spawnCli, tempDir } from './testing/cli-process.js';
+import {
+  apiUrl,
+  lines,
+  logLines,
+  removeTempDirs,
+  runCli,
+  spawnCli,
+  startOneChainArgs,
+  tempDir,
+} from './testing/cli-process.js';
 
 const logger = silentLogger();
 const FINALITY = 3;
@@ -128,21 +137,7 @@ function startLoad(base: string, paths: readonly string[], connections: number) 
 }
 
 function startArgs(location: string): string[] {
-  return [
-    'start',
-    '--rpc',
-    `eth=${anvil.url}`,
-    '--db',
-    location,
-    '--finality',
-    `eth=${FINALITY}`,
-    '--port',
-    '0',
-    '--poll-interval',
-    '50',
-    '--log-level',
-    'info',
-  ];
+  return startOneChainArgs({ rpc: anvil.url, db: location, finality: FINALITY });
 }
 
 for (const backend of chaosBackends(dir)) {

@@ -24,6 +24,7 @@ import {
   logLines,
   removeTempDirs,
   spawnCli,
+  startOneChainArgs,
   tempDir,
 } from '../cli/testing/cli-process.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
@@ -78,21 +79,7 @@ interface ChainStatus {
 }
 
 function startArgs(rpc: string, location: string): string[] {
-  return [
-    'start',
-    '--rpc',
-    `eth=${rpc}`,
-    '--db',
-    location,
-    '--finality',
-    `eth=${FINALITY}`,
-    '--port',
-    '0',
-    '--poll-interval',
-    '50',
-    '--log-level',
-    'debug',
-  ];
+  return startOneChainArgs({ rpc, db: location, finality: FINALITY, logLevel: 'debug' });
 }
 
 for (const backend of chaosBackends(dir)) {

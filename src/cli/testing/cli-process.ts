@@ -56,6 +56,33 @@ function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/**
+ * `tokenquery start` over one EVM chain as the scenarios run it: its `eth` node at `rpc`, the
+ * store at `db`, a random API port, 50 ms polls, info logs unless `logLevel` says otherwise.
+ */
+export function startOneChainArgs(options: {
+  rpc: string;
+  db: string;
+  finality: number;
+  logLevel?: string;
+}): string[] {
+  return [
+    'start',
+    '--rpc',
+    `eth=${options.rpc}`,
+    '--db',
+    options.db,
+    '--finality',
+    `eth=${options.finality}`,
+    '--port',
+    '0',
+    '--poll-interval',
+    '50',
+    '--log-level',
+    options.logLevel ?? 'info',
+  ];
+}
+
 /** A running CLI process whose output is collected as it comes. */
 export interface CliProcess {
   readonly child: ChildProcess;
