@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../../internal/chains.js';
 import { AddressModel } from '../testing/address-model.js';
-import { assertAddressViews } from '../testing/address-model-check.js';
+import { applyToBoth, assertAddressViews } from '../testing/address-model-check.js';
 import { batch, blockHash, holder, moves, seeded, transferRecord } from '../testing/batches.js';
-import type { IndexBatch, Store, TransferRecord } from '../types.js';
+import type { Store, TransferRecord } from '../types.js';
 import { type ContractContext, H1, H2, H3, T1, T2, T3, T4 } from './fixtures.js';
 
 const H4 = holder(4);
@@ -29,20 +29,12 @@ async function balancesOf(store: Store, address: string, chain = 'eth') {
 /** `[block, log, token]` of each transfer. */
 const keys = (list: readonly TransferRecord[]) => list.map((t) => [t.blockNumber, t.logIndex, t.token]);
 
-/** Applies `batches` to the store and the model. */
-async function applyBoth(store: Store, model: AddressModel, batches: IndexBatch[]): Promise<void> {
-  for (const b of batches) {
-    await store.writer.applyBatch(b);
-    model.apply(b);
-  }
-}
-
 export function runAddressCases({ withStore }: ContractContext): void {
   describe('address balances and transfers', () => {
     test('the tokens an address holds, ordered like the token list, with their token records', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 3,
@@ -108,7 +100,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
     test('the zero address holds nothing; its transfer lists hold the mints and burns', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 2,
@@ -152,7 +144,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
     test('a self-transfer counts and lists once; zero-value transfers count and list', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 1,
@@ -191,7 +183,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
     test('a holder going to zero and back leaves and rejoins the lists', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 1,
@@ -209,7 +201,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
         });
         assert.deepEqual(await store.reader.listHolders('eth', T1, 0, 10), [{ address: H2, balance: 11n }]);
         await assertAddressViews(store, model, 'eth');
-        await applyBoth(store, model, [batch({ from: 3, to: 3, transfers: moves(T1, 3, [[H2, H1, 3n]]) })]);
+        await applyToBoth(store, model, [batch({ from: 3, to: 3, transfers: moves(T1, 3, [[H2, H1, 3n]]) })]);
         assert.deepEqual(await balancesOf(store, H1), [[T1, 3n, 3]]);
         assert.deepEqual(await store.reader.listHolders('eth', T1, 0, 10), [
           { address: H2, balance: 8n },
@@ -226,7 +218,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
         assert.deepEqual(await store.reader.getAddressHolding('eth', H1, T1), empty);
         assert.deepEqual(await store.reader.listAddressTransfers('eth', H1, null, 0, 10), []);
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({ from: 1, to: 1, transfers: moves(T1, 1, [[ZERO_ADDRESS, H1, 1n]]) }),
         ]);
         assert.deepEqual(await store.reader.listAddressBalances('eth', UNKNOWN), []);
@@ -255,7 +247,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
           ...moves(T2, 9, [[H1, H3, 1n]], 4),
         ];
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({ from: 5, to: 6, transfers: transfers.filter((t) => t.blockNumber <= 6) }),
           batch({ from: 7, to: 9, transfers: transfers.filter((t) => t.blockNumber > 6) }),
         ]);
@@ -292,7 +284,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
     test('a rollback removes address transfers and the holdings they made', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 5,
@@ -345,14 +337,14 @@ export function runAddressCases({ withStore }: ContractContext): void {
         assert.deepEqual(keys(await store.reader.listAddressTransfers('eth', H1, null, 0, 10)), [[3, 0, T1]]);
         await assertAddressViews(store, model, 'eth', { extraAddresses: [H4], extraTokens: [T2] });
         // Indexing goes on from the rollback.
-        await applyBoth(store, model, [batch({ from: 6, to: 6, transfers: moves(T1, 6, [[H3, H1, 1n]]) })]);
+        await applyToBoth(store, model, [batch({ from: 6, to: 6, transfers: moves(T1, 6, [[H3, H1, 1n]]) })]);
         await assertAddressViews(store, model, 'eth', { extraAddresses: [H4], extraTokens: [T2] });
       }));
 
     test('a late start: seeds make holdings; a negative computed balance is never held', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           seeded(
             {
               from: 10,
@@ -393,7 +385,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
         ]);
         await assertAddressViews(store, model, 'eth');
         // A rollback keeps starting balances and takes off the transfer counts of what it removes.
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           seeded(
             {
               from: 12,
@@ -437,7 +429,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
       withStore(async (store, context) => {
         if (context.reopen === undefined) return;
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 2,
@@ -458,7 +450,7 @@ export function runAddressCases({ withStore }: ContractContext): void {
         await store.close();
         const reopened = await context.reopen();
         await assertAddressViews(reopened, model, 'eth');
-        await applyBoth(reopened, model, [
+        await applyToBoth(reopened, model, [
           batch({ from: 3, to: 3, transfers: moves(T2, 3, [[H2, H3, 2n]]) }),
         ]);
         await assertAddressViews(reopened, model, 'eth');

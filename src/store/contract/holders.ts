@@ -8,9 +8,9 @@ import { describe, test } from 'node:test';
 import { MAX_UINT256 } from '../../internal/amount.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { AddressModel } from '../testing/address-model.js';
-import { assertAddressViews } from '../testing/address-model-check.js';
+import { applyToBoth, assertAddressViews } from '../testing/address-model-check.js';
 import { address, batch, holder, moves } from '../testing/batches.js';
-import type { HolderEntry, IndexBatch, Store } from '../types.js';
+import type { HolderEntry, IndexBatch } from '../types.js';
 import { type ContractContext, H1, H2, H3, T1, T2 } from './fixtures.js';
 
 const P53 = 1n << 53n;
@@ -36,19 +36,12 @@ const ranked: HolderEntry[] = [
 ];
 const mintOrder = [6, 12, 0, 9, 4, 11, 2, 7, 5, 1, 10, 3, 8].map((i) => ranked[i]!);
 
-async function applyBoth(store: Store, model: AddressModel, batches: IndexBatch[]): Promise<void> {
-  for (const b of batches) {
-    await store.writer.applyBatch(b);
-    model.apply(b);
-  }
-}
-
 export function runHolderCases({ withStore }: ContractContext): void {
   describe('token holders', () => {
     test('rank by balance descending, uint256-exact, then by address; page and seek through ties', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 2,
@@ -82,7 +75,7 @@ export function runHolderCases({ withStore }: ContractContext): void {
     test('ranks follow later batches; holders that empty leave, the zero address never joins', () =>
       withStore(async (store) => {
         const model = new AddressModel();
-        await applyBoth(store, model, [
+        await applyToBoth(store, model, [
           batch({
             from: 1,
             to: 1,
@@ -176,7 +169,7 @@ export function runHolderCases({ withStore }: ContractContext): void {
         const steps = lagging();
         for (const [i, step] of steps.entries()) {
           const last = i === steps.length - 1;
-          await applyBoth(store, model, [{ ...step, deferBalances: !last }]);
+          await applyToBoth(store, model, [{ ...step, deferBalances: !last }]);
           const status = await store.reader.getChainStatus('eth');
           if (status?.balancesBlock !== undefined) assert.ok(status.balancesBlock < step.toBlock);
           // Token counts and transfers as of the checkpoint, balances as of balancesBlock.
@@ -194,7 +187,7 @@ export function runHolderCases({ withStore }: ContractContext): void {
         if (context.reopen === undefined) return;
         const model = new AddressModel();
         const steps = lagging();
-        await applyBoth(
+        await applyToBoth(
           store,
           model,
           steps.slice(0, 4).map((b) => ({ ...b, deferBalances: true })),
@@ -202,7 +195,7 @@ export function runHolderCases({ withStore }: ContractContext): void {
         await store.close();
         const reopened = await context.reopen();
         await assertAddressViews(reopened, model, 'eth', { label: 'reopened', pageSizes: [2, 50] });
-        await applyBoth(reopened, model, steps.slice(4));
+        await applyToBoth(reopened, model, steps.slice(4));
         await assertAddressViews(reopened, model, 'eth', { label: 'after block 5', pageSizes: [2, 50] });
       }));
   });

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AddressModel } from '../testing/address-model.js';
-import { assertAddressViews } from '../testing/address-model-check.js';
+import { applyToBoth, assertAddressViews } from '../testing/address-model-check.js';
 import type { IndexBatch, Store } from '../types.js';
 import type { ContractContext } from './fixtures.js';
 import {
@@ -164,10 +164,7 @@ export function runNeoAddressCases({ withStore }: ContractContext): void {
       withStore(async (store, context) => {
         if (context.reopen === undefined) return;
         const model = new AddressModel();
-        for (const b of history()) {
-          await store.writer.applyBatch(b);
-          model.apply(b);
-        }
+        await applyToBoth(store, model, history());
         await store.close();
         await assertAddressViews(await context.reopen(), model, CHAIN, { neo: true });
       }));

@@ -5,7 +5,7 @@
  * and any test that drives a real store (indexer, importer, anvil tests).
  */
 import assert from 'node:assert/strict';
-import type { HolderEntry, Store, TransferRecord } from '../types.js';
+import type { HolderEntry, IndexBatch, Store, TransferRecord } from '../types.js';
 import { type AddressModel, compareStrings } from './address-model.js';
 
 export interface AddressViewCheck {
@@ -166,5 +166,16 @@ export async function assertAddressViews(
       model.holdings(chain, token, asOf),
       at(`scanHoldings of ${token}`),
     );
+  }
+}
+/** Applies `batches` to the store and the model, in order. */
+export async function applyToBoth(
+  store: Store,
+  model: AddressModel,
+  batches: Iterable<IndexBatch>,
+): Promise<void> {
+  for (const b of batches) {
+    await store.writer.applyBatch(b);
+    model.apply(b);
   }
 }
