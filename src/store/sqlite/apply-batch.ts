@@ -18,6 +18,7 @@ import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch, SeedBalance, TransferRecord } from '../types.js';
 import type { AddressEntries } from './address-transfers.js';
 import type { Balances, BatchBalances } from './balances.js';
+import { distinctList } from './batch-wire.js';
 import { type ChainRow, encodeHex, pushAmountParams, pushHexParams } from './codec.js';
 import type { HexRows } from './hex-rows.js';
 import { ROWS_PER_STATEMENT } from './multi-row.js';
@@ -228,30 +229,20 @@ function writeAddressEntries(
   work: Map<string, TokenWork>,
   ids: readonly number[],
 ): void {
-  const positions = new Map<string, number>();
-  const named: string[] = [];
-  const positionOf = (address: string): number => {
-    let position = positions.get(address);
-    if (position === undefined) {
-      position = named.length;
-      named.push(address);
-      positions.set(address, position);
-    }
-    return position;
-  };
+  const named = distinctList();
   for (const token of work.values()) {
     for (const t of token.transfers) {
-      positionOf(t.from);
-      positionOf(t.to);
+      named.indexOf(t.from);
+      named.indexOf(t.to);
     }
   }
-  const addressIds = addresses.idsOf(chain, named);
+  const addressIds = addresses.idsOf(chain, named.list);
   let k = 0;
   for (const token of work.values()) {
     const id = ids[k++]!;
     for (const t of token.transfers) {
-      addresses.add(addressIds[positions.get(t.from)!]!, id, t.blockNumber, t.logIndex);
-      if (t.to !== t.from) addresses.add(addressIds[positions.get(t.to)!]!, id, t.blockNumber, t.logIndex);
+      addresses.add(addressIds[named.indexOf(t.from)]!, id, t.blockNumber, t.logIndex);
+      if (t.to !== t.from) addresses.add(addressIds[named.indexOf(t.to)]!, id, t.blockNumber, t.logIndex);
     }
   }
 }

@@ -9,6 +9,7 @@
 import type Database from 'better-sqlite3';
 import { NON_HOLDERS, namedCounts, netChanges, type TokenWork } from '../batch-plan.js';
 import type { AddressEntries } from './address-transfers.js';
+import { distinctList } from './batch-wire.js';
 import {
   type ChainRow,
   decodeAmount,
@@ -358,19 +359,9 @@ export function createBalances(
   /** The `address_transfers` entries of token `id`'s stored transfers above `block`. */
   function replayedEntries(chain: string, id: number, block: number): Float64Array {
     const rows = sql.partiesAbove.all(id, block);
-    const positions = new Map<string, number>();
-    const named: string[] = [];
-    const positionOf = (address: string): number => {
-      let position = positions.get(address);
-      if (position === undefined) {
-        position = named.length;
-        named.push(address);
-        positions.set(address, position);
-      }
-      return position;
-    };
-    const parties = rows.map(([from, to]) => [positionOf(decodeHex(from)), positionOf(decodeHex(to))]);
-    const ids = addresses.idsOf(chain, named);
+    const named = distinctList();
+    const parties = rows.map(([from, to]) => [named.indexOf(decodeHex(from)), named.indexOf(decodeHex(to))]);
+    const ids = addresses.idsOf(chain, named.list);
     rows.forEach(([, , block, logIndex], i) => {
       const [from, to] = parties[i]!;
       addresses.add(ids[from!]!, id, block, logIndex);

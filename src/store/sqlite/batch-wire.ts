@@ -45,7 +45,7 @@ export interface TransferColumns {
 export type WireBatch = Omit<IndexBatch, 'transfers'> & { transferColumns: TransferColumns };
 
 /** Positions in a list of distinct strings, the list growing as new ones are met. */
-function distinctList(): { list: string[]; indexOf(value: string): number } {
+export function distinctList(): { list: string[]; indexOf(value: string): number } {
   const list: string[] = [];
   const positions = new Map<string, number>();
   return {
