@@ -156,9 +156,13 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
       rows.discard();
       let count = 0;
       let maxId = 0;
+      let minId = Number.MAX_SAFE_INTEGER;
       for (const part of parts) {
         count += part.length / 4;
-        for (let i = 0; i < part.length; i += 4) if (part[i]! > maxId) maxId = part[i]!;
+        for (let i = 0; i < part.length; i += 4) {
+          if (part[i]! > maxId) maxId = part[i]!;
+          if (part[i]! < minId) minId = part[i]!;
+        }
       }
       if (count === 0) return;
       const all = parts.length === 1 ? parts[0]! : new Float64Array(count * 4);
@@ -171,10 +175,21 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
       }
       // Written in key order: each insert then lands next to the one before, in B-tree pages the
       // statement just touched, instead of anywhere in the table and its index. By address id,
-      // then the order they came in (a batch's transfers are grouped by token, in log order):
-      // one numeric sort of (id, position) packed in a double while that stays exact.
+      // then the order they came in (a batch's transfers are grouped by token, in log order).
+      // Ids are dense (a flush names a run of them), so a counting sort by id does it in two passes
+      // (a sixth of the time of the sort below: 10 against 60 ms for 800,000 entries), with one
+      // counter per id of the range; a sparse range falls back to one numeric sort of (id,
+      // position) packed in a double while that stays exact.
       let order: ArrayLike<number>;
-      if (maxId * count < 2 ** 53) {
+      const range = maxId - minId + 1;
+      if (range <= 4 * count + 65_536) {
+        const starts = new Uint32Array(range + 1);
+        for (let i = 0; i < count; i++) starts[all[i * 4]! - minId + 1]!++;
+        for (let id = 1; id <= range; id++) starts[id]! += starts[id - 1]!;
+        const sorted = new Uint32Array(count);
+        for (let i = 0; i < count; i++) sorted[starts[all[i * 4]! - minId]!++] = i;
+        order = sorted;
+      } else if (maxId * count < 2 ** 53) {
         const keys = new Float64Array(count);
         for (let i = 0; i < count; i++) keys[i] = all[i * 4]! * count + i;
         keys.sort();
