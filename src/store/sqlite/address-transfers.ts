@@ -51,7 +51,7 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     db,
     (rows) =>
       `INSERT INTO addresses (chain, address) VALUES ${rowsOf(`(?, ${UNHEX_OR_VALUE})`, rows)}
-       RETURNING id, ${hexText('address')}`,
+       ON CONFLICT DO NOTHING RETURNING id, ${hexText('address')}`,
     3,
     ROWS_PER_STATEMENT,
   );
@@ -73,6 +73,13 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
   let filled = 0;
   const cache = new Map<string, Map<string, number>>();
   let cached = 0;
+  /**
+   * Whether addresses missing from the cache are looked for by inserting them first: during a
+   * backfill nearly all of them are new, and the insert (which skips those stored already) then
+   * gives their ids in one statement instead of a lookup and an insert. After a restart most are
+   * stored already, and a lookup first saves the insert. Set by what the last misses turned out to be.
+   */
+  let insertFirst = true;
 
   /** Ids of `addresses` stored already, by position; misses stay undefined. */
   const lookUp = (
@@ -91,6 +98,27 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     }
   };
 
+  /** Inserts the addresses at `positions` not stored yet, and sets the ids of those it inserted. */
+  const insert = (
+    chain: string,
+    addresses: readonly string[],
+    into: (number | undefined)[],
+    positions: number[],
+  ) => {
+    for (let start = 0; start < positions.length; start += ROWS_PER_STATEMENT) {
+      const part = positions.slice(start, start + ROWS_PER_STATEMENT);
+      const params: unknown[] = [];
+      const at = new Map<string, number>();
+      for (const i of part) {
+        params.push(chain);
+        pushHexParams(params, addresses[i]!);
+        at.set(addresses[i]!, i);
+      }
+      for (const [id, address] of insertIds.all(part.length, params))
+        into[at.get(address as string)!] = id as number;
+    }
+  };
+
   return {
     idsOf(chain, addresses) {
       let known = cache.get(chain);
@@ -106,20 +134,16 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
         else ids[i] = id;
       }
       if (misses.length === 0) return ids as number[];
-      lookUp(chain, addresses, ids, misses);
-      const fresh = misses.filter((i) => ids[i] === undefined);
-      for (let start = 0; start < fresh.length; start += ROWS_PER_STATEMENT) {
-        const part = fresh.slice(start, start + ROWS_PER_STATEMENT);
-        const params: unknown[] = [];
-        const positions = new Map<string, number>();
-        for (const i of part) {
-          params.push(chain);
-          pushHexParams(params, addresses[i]!);
-          positions.set(addresses[i]!, i);
-        }
-        for (const [id, address] of insertIds.all(part.length, params)) {
-          ids[positions.get(address as string)!] = id as number;
-        }
+      if (insertFirst) {
+        insert(chain, addresses, ids, misses);
+        const stored = misses.filter((i) => ids[i] === undefined);
+        lookUp(chain, addresses, ids, stored);
+        insertFirst = stored.length * 2 <= misses.length;
+      } else {
+        lookUp(chain, addresses, ids, misses);
+        const fresh = misses.filter((i) => ids[i] === undefined);
+        insert(chain, addresses, ids, fresh);
+        insertFirst = fresh.length * 2 > misses.length;
       }
       if (cached + misses.length > ADDRESS_IDS_KEPT) {
         cache.clear();
