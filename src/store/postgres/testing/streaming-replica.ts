@@ -180,11 +180,14 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
   process.on('exit', destroy);
   try {
     if (isRoot()) {
-      const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+      const id = (flag: string) =>
+        Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
       try {
         owner = { uid: id('-u'), gid: id('-g') };
       } catch (error) {
-        throw new StreamingReplicaUnavailable(`running as root, and there is no postgres OS user to run the standby: ${lastLines(error)}`);
+        throw new StreamingReplicaUnavailable(
+          `running as root, and there is no postgres OS user to run the standby: ${lastLines(error)}`,
+        );
       }
       chownSync(base, owner.uid, owner.gid);
     }
@@ -294,7 +297,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
       async resumeReplay() {
         await querySql(adminUrl, 'SELECT pg_wal_replay_resume()');
       },
-      async catchUp(timeoutMs = 60_000) {
+      async catchUp(timeoutMs = 20_000) {
         const from = Date.now();
         const [target] = await querySql<{ lsn: string }>(
           TEST_POSTGRES_URL,
