@@ -13,7 +13,8 @@
  * The copy is of the whole cluster (pg_basebackup cannot copy one database), so its size is the
  * test server's: other test files' databases included. Every standby lives in
  * `<tmpdir>/tq-standby-<pid>-…`; it is stopped and removed by `stop()`, by the process's exit
- * when a test forgot, and by the next run when the process that made it was killed.
+ * (or SIGINT/SIGTERM) when a test did not get that far, and by the next run when the process
+ * that made it was SIGKILLed.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -54,6 +55,11 @@ export interface StreamingReplica {
    * returns how long that took (ms). Rejects after `timeoutMs`.
    */
   catchUp(timeoutMs?: number): Promise<number>;
+  /**
+   * How far behind the primary the standby is now, as the primary sees it (pg_stat_replication):
+   * the WAL bytes not replayed yet, and the last replay lag PostgreSQL measured (null when idle).
+   */
+  lag(): Promise<{ bytesBehind: number; replayLagMs: number | null }>;
   /** Stops the standby and removes its directory. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -175,9 +181,18 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
     if (destroyed) return;
     destroyed = true;
     process.off('exit', destroy);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     destroySync(bin, base);
   };
   process.on('exit', destroy);
+  // A test run stopped by a signal stops its standby too, then dies of the signal as it would have.
+  const onSignal = (signal: NodeJS.Signals) => {
+    destroy();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     if (isRoot()) {
       const id = (flag: string) =>
@@ -213,6 +228,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
     // Debian keeps postgresql.conf and pg_hba.conf outside the data directory, so the copy has
     // none: the standby gets its own, on 127.0.0.1 only, its socket in its own directory.
     const port = await freePort();
+    const name = `tq-standby-${port}`;
     const atLeast = AT_LEAST_PRIMARY.filter((name) => settings.has(name)).map(
       (name) => `${name} = ${settings.get(name)}`,
     );
@@ -221,6 +237,8 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
         'postgresql.conf',
         [
           "listen_addresses = '127.0.0.1'",
+          // Also the walreceiver's application_name: how lag() finds it in pg_stat_replication.
+          `cluster_name = '${name}'`,
           `port = ${port}`,
           `unix_socket_directories = '${base}'`,
           'hot_standby = on',
@@ -317,6 +335,17 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
           10,
         );
         return Date.now() - from;
+      },
+      async lag() {
+        const [row] = await querySql<{ bytes: string | null; ms: number | null }>(
+          TEST_POSTGRES_URL,
+          `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::text AS bytes,
+                  (extract(epoch FROM replay_lag) * 1000)::float8 AS ms
+             FROM pg_stat_replication WHERE application_name = $1`,
+          [name],
+        );
+        if (row === undefined) throw new Error(`the primary has no replication connection from ${name}`);
+        return { bytesBehind: Number(row.bytes ?? 0), replayLagMs: row.ms };
       },
       async stop() {
         destroy();
