@@ -353,7 +353,7 @@ if (unreachable !== null) {
           },
           async (sub) => {
             sub.diagnostic(
-              `standby made in ${replica.madeInMs} ms (${(replica.copiedBytes / 1e6).toFixed(1)} MB copied)`,
+              `standby made in ${replica.madeInMs} ms (pg_basebackup ${replica.backupMs} ms, ${(replica.copiedBytes / 1e6).toFixed(1)} MB copied)`,
             );
             sub.diagnostic(`standby caught up ${await replica.catchUp()} ms after the chain was in`);
             replicaB = spawn([

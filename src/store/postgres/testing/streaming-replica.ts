@@ -43,8 +43,10 @@ export interface StreamingReplica {
   port: number;
   /** `primaryUrl` (a connection string to the test server) pointed at the standby: same database, user and parameters. */
   urlOf(primaryUrl: string): string;
-  /** Milliseconds from the start of pg_basebackup until the standby answered in recovery. */
+  /** Milliseconds from the start until the standby streamed, in recovery. */
   madeInMs: number;
+  /** Of those, pg_basebackup's: the primary's checkpoint, then the copy. */
+  backupMs: number;
   /** Bytes the base backup copied (the standby's data directory when it started). */
   copiedBytes: number;
   /** Stops replay (WAL still streams in) and waits until the standby says it is paused. */
@@ -212,6 +214,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
       // wait for a spread checkpoint (up to minutes); -N: a throwaway copy needs no fsync.
       ...['-R', '-X', 'stream', '-c', 'fast', '-N'],
     ]);
+    const backupStarted = Date.now();
     try {
       await run(backup, backupArgs, { cwd: base });
     } catch (error) {
@@ -223,6 +226,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
         { cause: error },
       );
     }
+    const backupMs = Date.now() - backupStarted;
     const copiedBytes = directoryBytes(dataDir);
 
     // Debian keeps postgresql.conf and pg_hba.conf outside the data directory, so the copy has
@@ -290,6 +294,7 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
     return {
       port,
       madeInMs,
+      backupMs,
       copiedBytes,
       urlOf(primaryUrl) {
         const url = new URL(primaryUrl);
@@ -368,7 +373,13 @@ export async function streamingReplicaOrSkip(): Promise<
   try {
     return { replica: await startStreamingReplica() };
   } catch (error) {
-    if (!(error instanceof StreamingReplicaUnavailable) || REQUIRED) throw error;
+    if (!(error instanceof StreamingReplicaUnavailable)) throw error;
+    if (REQUIRED) {
+      throw new Error(
+        `TOKENQUERY_TEST_STREAMING_REPLICA=required (set by .ci/run), and no streaming replica of the test server can be made: ${error.message}`,
+        { cause: error },
+      );
+    }
     return { skip: `no streaming replica of the test server can be made here: ${error.message}` };
   }
 }
