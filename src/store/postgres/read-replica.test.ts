@@ -317,8 +317,8 @@ if (unreachable !== null) {
         );
         assert.equal(onStandby?.n, 1, 'the standby holds only the first key');
         // Every answer is the standby's block 1, on every request: no mix of blocks 1 and 2. The
-      // head is the standby's too (the indexer stores it on the primary), so `lag` stays 0: a
-      // standby's own delay shows as an `indexed` behind the primary's, not in `lag`.
+        // head is the standby's too (the indexer stores it on the primary), so `lag` stays 0: a
+        // standby's own delay shows as an `indexed` behind the primary's, not in `lag`.
         for (let i = 0; i < 3; i++) assert.equal(await view(secondKey), asOfBlock1);
 
         // Revoked on the primary, refused within a second, though the standby still holds it valid.
