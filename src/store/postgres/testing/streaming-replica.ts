@@ -231,48 +231,57 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
 
     // Debian keeps postgresql.conf and pg_hba.conf outside the data directory, so the copy has
     // none: the standby gets its own, on 127.0.0.1 only, its socket in its own directory.
-    const port = await freePort();
-    const name = `tq-standby-${port}`;
-    const atLeast = AT_LEAST_PRIMARY.filter((name) => settings.has(name)).map(
-      (name) => `${name} = ${settings.get(name)}`,
+    const atLeast = AT_LEAST_PRIMARY.filter((setting) => settings.has(setting)).map(
+      (setting) => `${setting} = ${settings.get(setting)}`,
     );
-    const files: [string, string][] = [
-      [
-        'postgresql.conf',
+    const configure = (port: number) => {
+      const files: [string, string][] = [
         [
-          "listen_addresses = '127.0.0.1'",
-          // Also the walreceiver's application_name: how lag() finds it in pg_stat_replication.
-          `cluster_name = '${name}'`,
-          `port = ${port}`,
-          `unix_socket_directories = '${base}'`,
-          'hot_standby = on',
-          'fsync = off',
-          'shared_buffers = 32MB',
-          ...atLeast,
-          '',
-        ].join('\n'),
-      ],
-      ['pg_hba.conf', 'local all all trust\nhost all all 127.0.0.1/32 trust\n'],
-      ['pg_ident.conf', ''],
-    ];
-    for (const [name, text] of files) {
-      const path = join(dataDir, name);
-      writeFileSync(path, text, { mode: 0o600 });
-      if (owner) chownSync(path, owner.uid, owner.gid);
-    }
+          'postgresql.conf',
+          [
+            "listen_addresses = '127.0.0.1'",
+            `port = ${port}`,
+            // Also the walreceiver's application_name: how lag() finds it in pg_stat_replication.
+            `cluster_name = '${DIR_PREFIX}${port}'`,
+            `unix_socket_directories = '${base}'`,
+            'hot_standby = on',
+            'fsync = off',
+            'shared_buffers = 32MB',
+            ...atLeast,
+            '',
+          ].join('\n'),
+        ],
+        ['pg_hba.conf', 'local all all trust\nhost all all 127.0.0.1/32 trust\n'],
+        ['pg_ident.conf', ''],
+      ];
+      for (const [file, text] of files) {
+        const path = join(dataDir, file);
+        writeFileSync(path, text, { mode: 0o600 });
+        if (owner) chownSync(path, owner.uid, owner.gid);
+      }
+    };
     const [ctl, ctlArgs] = asPostgres(join(bin, 'pg_ctl'), [
       ...['start', '-D', dataDir, '-l', join(base, 'server.log'), '-w', '-t', '60'],
     ]);
-    try {
-      await run(ctl, ctlArgs, { cwd: base });
-    } catch (error) {
-      const log = existsSync(join(base, 'server.log'))
-        ? execFileSync('tail', ['-n', '3', join(base, 'server.log')], { encoding: 'utf8' }).trim()
-        : '';
-      throw new StreamingReplicaUnavailable(`the standby did not start: ${lastLines(error)} ${log}`, {
-        cause: error,
-      });
+    let port = 0;
+    // A free port can be taken between freePort() and the server's bind: try another one.
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      configure(port);
+      try {
+        await run(ctl, ctlArgs, { cwd: base });
+        break;
+      } catch (error) {
+        const log = existsSync(join(base, 'server.log'))
+          ? execFileSync('tail', ['-n', '3', join(base, 'server.log')], { encoding: 'utf8' }).trim()
+          : '';
+        if (attempt < 3 && /could not bind|Address already in use/.test(log)) continue;
+        throw new StreamingReplicaUnavailable(`the standby did not start: ${lastLines(error)} ${log}`, {
+          cause: error,
+        });
+      }
     }
+    const clusterName = `${DIR_PREFIX}${port}`;
 
     const adminUrl = `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/postgres`;
     // Answering, in recovery, and streaming: only then does catchUp mean anything.
@@ -347,9 +356,10 @@ export async function startStreamingReplica(): Promise<StreamingReplica> {
           `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), replay_lsn)::text AS bytes,
                   (extract(epoch FROM replay_lag) * 1000)::float8 AS ms
              FROM pg_stat_replication WHERE application_name = $1`,
-          [name],
+          [clusterName],
         );
-        if (row === undefined) throw new Error(`the primary has no replication connection from ${name}`);
+        if (row === undefined)
+          throw new Error(`the primary has no replication connection from ${clusterName}`);
         return { bytesBehind: Number(row.bytes ?? 0), replayLagMs: row.ms };
       },
       async stop() {
