@@ -110,14 +110,17 @@ if (unreachable !== null) {
   else
     describe('read replica: a real streaming standby', () => {
       test('the standby is a second cluster in recovery, not the primary under another name', async () => {
-        const [onPrimary] = await querySql<{ port: number; recovery: boolean; id: string }>(
-          database.url,
-          "SELECT current_setting('port')::int AS port, pg_is_in_recovery() AS recovery, system_identifier::text AS id FROM pg_control_system()",
-        );
-        const [onStandby] = await querySql<{ port: number; recovery: boolean; id: string }>(
-          replica.urlOf(database.url),
-          "SELECT current_setting('port')::int AS port, pg_is_in_recovery() AS recovery, system_identifier::text AS id FROM pg_control_system()",
-        );
+        const identify = async (url: string) =>
+          (
+            await querySql<{ port: number; recovery: boolean; id: string }>(
+              url,
+              "SELECT current_setting('port')::int AS port, pg_is_in_recovery() AS recovery, system_identifier::text AS id FROM pg_control_system()",
+            )
+          )[0];
+        const [onPrimary, onStandby] = [
+          await identify(database.url),
+          await identify(replica.urlOf(database.url)),
+        ];
         assert.equal(onPrimary?.recovery, false);
         assert.equal(onStandby?.recovery, true);
         assert.equal(onStandby?.port, replica.port);
