@@ -175,6 +175,13 @@ describe('balanceListJson', () => {
         ],
       })),
       {
+        // Not one byte per character: the data text is two-byte, okBodyFromJson's slower path.
+        name: 'long non-Latin-1 names',
+        entries: Array.from({ length: 40 }, (_, i) =>
+          entry(label(i, { name: `名${'n'.repeat(i * 50)}` }), 1n),
+        ),
+      },
+      {
         name: 'every hostile string in one list',
         entries: HOSTILE.map((text, i) => entry(label(i, { name: text, symbol: `${i}${text}` }), BigInt(i))),
       },
