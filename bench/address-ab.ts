@@ -103,8 +103,8 @@ export async function runAddressAb(options: AddressAbOptions, log: (line: string
       }
     }
     loads.push(loadavg()[0] ?? 0);
-    const range = (values: number[], digits = 2): string =>
-      `${fixed(median(values), digits)} (${fixed(Math.min(...values), digits)}–${fixed(Math.max(...values), digits)})`;
+    const range = (values: number[], format: (n: number) => string = fixed): string =>
+      `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
     const bareSide = sides[2]!;
     const ratio = (side: Side) => median(side.p50.map((p, i) => p / bareSide.p50[i]!));
     return [
@@ -117,7 +117,7 @@ export async function runAddressAb(options: AddressAbOptions, log: (line: string
       '|---|---|---|---|---|',
       ...sides.map(
         (side) =>
-          `| ${side.name} | ${range(side.p50)} | ${fixed(median(side.p99))} | ${range(side.cpu, 0)} | ${side === bareSide ? '' : fixed(ratio(side), 1)} |`,
+          `| ${side.name} | ${range(side.p50)} | ${fixed(median(side.p99))} | ${range(side.cpu, int)} | ${side === bareSide ? '' : fixed(ratio(side), 1)} |`,
       ),
     ].join('\n');
   } finally {
