@@ -13,6 +13,7 @@ import { fetchBody, settle } from './address-ops.js';
 import { cpuSecondsOf } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, fixed, int, median, startChild } from './common.js';
+import { readThrough } from './growth-servers.js';
 import { cachedStore, type StoreShape } from './growth-store.js';
 import { runWrk } from './wrk.js';
 
@@ -42,6 +43,8 @@ interface Side {
 
 export async function runAddressAb(options: AddressAbOptions, log: (line: string) => void): Promise<string> {
   const store = await cachedStore(options.shape, log);
+  // Into the OS page cache before anything is timed, as address-ops does.
+  await readThrough(store.path);
   const { wallet } = createSyntheticExport(options.shape).spotlight;
   const path = `/vipapi/eth/address/tokenbalance/${wallet}`;
   const other = buildOf(options.ref, log);
