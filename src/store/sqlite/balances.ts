@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3';
 import { NON_HOLDERS, namedCounts, netChanges, type TokenWork } from '../batch-plan.js';
 import type { AddressEntries } from './address-transfers.js';
 import { distinctList } from './batch-wire.js';
+import { indexedWrite } from './bulk-indexes.js';
 import {
   type ChainRow,
   decodeAmount,
@@ -104,6 +105,8 @@ export function createBalances(
   onClear: () => void = () => {},
 ): Balances {
   const { upsertIfHex, flushBalanceRows, discardBufferedRows } = hexRows;
+  // Unwritten balances go in one write, its holder indexes made after it when it outweighs the table.
+  const writeBalanceRows = indexedWrite(db, 'balances', ['balances_by_rank', 'balances_by_holder']);
   /**
    * Balances this connection has read or written, per token id and holder: the indexer adds
    * each batch's deltas to the balances it wrote itself a moment before, so most reads never
@@ -319,17 +322,19 @@ export function createBalances(
       return false;
     }
     addresses.write([...entry.entries, ...batch]);
-    const upserts: unknown[] = [];
-    // In key order (token id, then holder: the order of hex text is that of the bytes), so each
-    // write lands next to the one before in the table and in balances_by_holder.
-    for (const id of [...entry.balances.keys()].sort((a, b) => a - b)) {
-      const holders = entry.balances.get(id)!;
-      const counts = entry.counts.get(id);
-      for (const holder of [...holders.keys()].sort()) {
-        writeBalance(upserts, id, holder, holders.get(holder)!, counts?.get(holder) ?? 0);
+    writeBalanceRows(entry.count, () => {
+      const upserts: unknown[] = [];
+      // In key order (token id, then holder: the order of hex text is that of the bytes), so each
+      // write lands next to the one before in the table and in balances_by_holder.
+      for (const id of [...entry.balances.keys()].sort((a, b) => a - b)) {
+        const holders = entry.balances.get(id)!;
+        const counts = entry.counts.get(id);
+        for (const holder of [...holders.keys()].sort()) {
+          writeBalance(upserts, id, holder, holders.get(holder)!, counts?.get(holder) ?? 0);
+        }
       }
-    }
-    finishBalanceWrites(upserts);
+      finishBalanceWrites(upserts);
+    });
     sql.balancesCurrent.run(chain);
     return true;
   }
