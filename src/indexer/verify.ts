@@ -62,6 +62,8 @@ export interface VerifyReport {
   balancesBlock: number | null;
   tokens: number;
   transfers: number;
+  /** Balance changes without a transfer (`IndexBatch.balanceChanges`) added with the transfers. */
+  balanceChanges: number;
   /** Starting balances added before the transfers. */
   seeds: number;
   balances: number;
@@ -92,6 +94,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     balancesBlock: status?.balancesBlock ?? null,
     tokens: 0,
     transfers: 0,
+    balanceChanges: 0,
     seeds: 0,
     balances: 0,
     holdings: 0,
@@ -153,6 +156,20 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
       after = { blockNumber: last.blockNumber, logIndex: last.logIndex };
     }
     report.transfers += transfers;
+    // Balance changes without a transfer (deposits, withdrawals, issues...): balances only.
+    let afterChange: { blockNumber: number; logIndex: number } | null = null;
+    for (;;) {
+      const page = await store.scans.scanBalanceChanges(chain, token.address, afterChange, PAGE);
+      if (page.length === 0) break;
+      for (const c of page) {
+        report.balanceChanges++;
+        recomputed.set(c.holder, (recomputed.get(c.holder) ?? 0n) + c.amount);
+        if (c.blockNumber > balancesBlock)
+          unwritten.set(c.holder, (unwritten.get(c.holder) ?? 0n) + c.amount);
+      }
+      const last = page[page.length - 1]!;
+      afterChange = { blockNumber: last.blockNumber, logIndex: last.logIndex };
+    }
     if (transfers !== token.transferCount) {
       report.differences.push({
         token: token.address,

@@ -12,7 +12,7 @@
  * - Block numbers, log indexes, counts and Unix times are JS numbers (all stay far below 2^53).
  * - Every method is async, so that a network database fits behind the same interface.
  */
-import type { BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
+import type { BalanceChange, BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
 
 import type { ApiKeyLimits, ApiKeyRateLimit, ApiKeyRecord, ApiKeyStore } from './api-key-types.js';
 import type {
@@ -29,6 +29,7 @@ export type {
   ApiKeyRateLimit,
   ApiKeyRecord,
   ApiKeyStore,
+  BalanceChange,
   BlockRef,
   NeoAssetInfo,
   NeoBatchPart,
@@ -89,7 +90,16 @@ export interface IndexBatch {
   toBlockHash: string | null;
   /** Transfers in the range, in chain order (block, then log index, ascending). */
   transfers: TransferRecord[];
-  /** Metadata of every token in `transfers` that may be new. Known tokens are left unchanged. */
+  /**
+   * EVM: balance changes without a `Transfer` log in the range, in chain order (block, then log
+   * index). Stored beside the transfers (a rollback takes them off, a replay adds them again) and
+   * applied to balances and holder counts, but never transfers: not in `transferCount`, a transfer
+   * list or an address's transfer count. A token they name is a token of the index like one a
+   * transfer names (its metadata goes in `tokens`); its `firstBlock` is its first transfer's or
+   * change's.
+   */
+  balanceChanges?: BalanceChange[];
+  /** Metadata of every token in `transfers` and `balanceChanges` that may be new. Known tokens are left unchanged. */
   tokens: TokenMetadata[];
   /** Block refs inside the unfinalized window covered by this batch (any order). */
   blocks: BlockRef[];
@@ -436,6 +446,16 @@ export interface HistoryScans {
    * the previous page) when given: a seek, so `verify` can walk a token with millions of holders.
    */
   scanHolders(chain: string, token: string, after: HolderEntry | null, limit: number): Promise<HolderEntry[]>;
+  /**
+   * Balance changes without a transfer of one token (`IndexBatch.balanceChanges`), oldest first
+   * (block, then log index), strictly after `after` when given.
+   */
+  scanBalanceChanges(
+    chain: string,
+    token: string,
+    after: { blockNumber: number; logIndex: number } | null,
+    limit: number,
+  ): Promise<BalanceChange[]>;
   /**
    * Starting balances recorded for one token (see {@link BatchSeeds}), zero ones included, in the
    * backend's key order, strictly after the holder `afterHolder` when given.
