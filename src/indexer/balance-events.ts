@@ -10,9 +10,10 @@
  *    uint256)` does not become a token. The answer is kept for the process's life.
  * 2. Never twice (a vault that logs both a `Deposit` and a `Transfer` mint for one change): a
  *    `Deposit(dst, wad)` is dropped when the same transaction logs a `Transfer` of the same token
- *    from the zero address to `dst` of `wad`; a `Withdrawal(src, wad)` when it logs one from `src`
- *    to the zero address of `wad`. One transfer cancels one event. WETH9 never logs such a
- *    transfer for its own deposits, so none of its events is dropped.
+ *    from the zero address of the same `wad` (to `dst` or anyone: a vault may mint to another
+ *    recipient than the depositor); a `Withdrawal(src, wad)` when it logs one to the zero address
+ *    of `wad`. One transfer cancels one event. WETH9 cannot log a non-zero transfer from the zero
+ *    address (nobody can spend its balance), so none of its events is ever dropped.
  * 3. Whose balance `Issue`/`Redeem` move: the contract's `owner()` at the event's block, read from
  *    the node (Tether's ownership moves without a log). A contract without an answering `owner()`
  *    has its `Issue`/`Redeem` dropped, with a warning.
@@ -85,23 +86,23 @@ export function createBalanceEvents(options: BalanceEventsOptions): BalanceEvent
       const tokens = await tokensAmong(transfers, events);
       // Rule 2: the mints and burns each transaction logs, as a multiset.
       const logged = new Map<string, number>();
-      const key = (side: string, tx: string, token: string, holder: string, amount: bigint): string =>
-        `${side}:${tx}:${token}:${holder}:${amount}`;
+      const key = (side: string, tx: string, token: string, amount: bigint): string =>
+        `${side}:${tx}:${token}:${amount}`;
       const eventTxs = new Set(events.map((e) => e.txHash));
       for (const t of transfers) {
         if (!eventTxs.has(t.txHash) || t.from === t.to) continue;
         if (t.from === ZERO_ADDRESS) {
-          const k = key('in', t.txHash, t.token, t.to, t.value);
+          const k = key('in', t.txHash, t.token, t.value);
           logged.set(k, (logged.get(k) ?? 0) + 1);
         } else if (t.to === ZERO_ADDRESS) {
-          const k = key('out', t.txHash, t.token, t.from, t.value);
+          const k = key('out', t.txHash, t.token, t.value);
           logged.set(k, (logged.get(k) ?? 0) + 1);
         }
       }
       const kept = events.filter((e) => {
         if (!tokens.has(e.token) || e.amount === 0n) return false;
         if (e.kind !== 'deposit' && e.kind !== 'withdrawal') return true;
-        const k = key(e.kind === 'deposit' ? 'in' : 'out', e.txHash, e.token, e.holder!, e.amount);
+        const k = key(e.kind === 'deposit' ? 'in' : 'out', e.txHash, e.token, e.amount);
         const count = logged.get(k) ?? 0;
         if (count === 0) return true;
         logged.set(k, count - 1);
