@@ -27,8 +27,13 @@ import type { BalanceChange, TransferRecord } from '../store/types.js';
 export interface BalanceEventsOptions {
   source: Pick<EvmSource, 'readOwners' | 'looksLikeTokens'>;
   logger: Logger;
-  /** Whether the store already knows `token` as a token of the chain. */
+  /** Whether the store already knows `token` as a token of the chain (a read, unless remembered). */
   isStoredToken(token: string): Promise<boolean>;
+  /**
+   * Tokens this process knows the store holds (no read): a contract probed as no token that
+   * later logged a `Transfer` is found here, so a probed one is never read from the store again.
+   */
+  knownTokens: ReadonlySet<string>;
 }
 
 /** See the module comment. */
@@ -40,7 +45,7 @@ export interface BalanceEvents {
 const CREDITS: ReadonlySet<BalanceEvent['kind']> = new Set(['deposit', 'issue']);
 
 export function createBalanceEvents(options: BalanceEventsOptions): BalanceEvents {
-  const { source, logger, isStoredToken } = options;
+  const { source, logger, isStoredToken, knownTokens } = options;
   /** Contracts found to be (or not to be) tokens, by their balance events' probe. */
   const probed = new Map<string, Promise<boolean>>();
 
@@ -57,7 +62,10 @@ export function createBalanceEvents(options: BalanceEventsOptions): BalanceEvent
     const tokens = new Set<string>();
     const unknown: string[] = [];
     for (const token of firstBlock.keys()) {
-      if (await isStoredToken(token)) tokens.add(token);
+      if (knownTokens.has(token)) tokens.add(token);
+      // Probed before: the store did not hold it then, and a commit since would be in `knownTokens`.
+      else if (probed.has(token)) unknown.push(token);
+      else if (await isStoredToken(token)) tokens.add(token);
       else unknown.push(token);
     }
     // Probed one block at a time (a contract exists at its own event's block); few, and once each.

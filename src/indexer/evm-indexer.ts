@@ -136,7 +136,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     return seeder.seedsFor(changes.length === 0 ? transfers : [...transfers, ...asParties(changes)]);
   }
 
-  const balanceEvents = createBalanceEvents({ source, logger, isStoredToken });
+  const balanceEvents = createBalanceEvents({ source, logger, isStoredToken, knownTokens });
 
   const tokensAndSeeds: EvmTokensAndSeeds = async (transfers, events) => {
     const changes = await balanceEvents.changesOf(transfers, events);
