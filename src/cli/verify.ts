@@ -29,7 +29,9 @@ export const VERIFY_HELP = `
 What it checks (EVM chains)
   For every token (or each --token): the transfers stored are read back oldest first and summed
   into balances, independently of the indexer's own bookkeeping, starting from the balances
-  seeded at the block before --from-block when the index starts late. The store's transfer
+  seeded at the block before --from-block when the index starts late, with the balance changes
+  no Transfer log records (wrapped-native deposits and withdrawals, Tether's issue, redeem and
+  destroyed black funds). The store's transfer
   count, holder count and every stored balance must equal those sums. With --rpc, the --sample
   largest holders of each token are also compared with balanceOf on the node at the indexed block.
 
@@ -99,6 +101,11 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
             `${report.balances} balances, ${report.holdings} holdings, ${report.holders} holders in order, ` +
             `${report.addressLists} address transfer lists, ${report.nodeChecks} balances compared with the node`,
         );
+        if (report.balanceChanges > 0) {
+          out(
+            `${report.balanceChanges} balance changes without a transfer (deposits, withdrawals, issues, redeems, destroyed black funds) added to the sums`,
+          );
+        }
         if (report.seedBlock !== null) {
           out(
             `${report.seeds} starting balances read at block ${report.seedBlock}` +
