@@ -32,7 +32,7 @@ import { generateApiKey } from '../internal/api-keys.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
-import type { Store } from '../store/types.js';
+import type { IndexBatch, Store, StoreWriter } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { diffApiAddressViews } from './testing/api-address-view.js';
 import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
@@ -75,17 +75,23 @@ function exactScenario(backend: ChaosBackend): void {
   /** The block the late start begins at (the first block of the second round of traffic). */
   let lateFrom = 0;
 
-  const startIndexer = (target: Store, fromBlock: number, signal: AbortSignal) =>
+  const startIndexer = (
+    target: Store,
+    fromBlock: number,
+    signal: AbortSignal,
+    options: { writer?: StoreWriter; commitAtOnce?: boolean } = {},
+  ) =>
     createEvmIndexer({
       chain: { name: 'eth', rpcUrl: anvil.url, fromBlock, finalityDepth: FINALITY, pollIntervalMs: 20 },
       source: createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger, retryBaseMs: 5 }), logger }),
-      store: target.writer,
+      store: options.writer ?? target.writer,
       logger,
       signal,
       tty: false,
       supplyRefreshBlocks: 1,
       // Small batches: the backfill's ranges split the events among several commits.
       initialRange: 7,
+      ...(options.commitAtOnce ? { minBatchTransfers: 1, maxBatchWaitMs: 0 } : {}),
     }).run();
 
   before(async () => {
@@ -256,6 +262,50 @@ function exactScenario(backend: ChaosBackend): void {
       balance: 3n * 10n ** 18n,
     });
     await assertExact(afterReorg, 'after the reorg');
+  });
+
+  test('a crash mid-backfill: another connection resumes from the checkpoint, and all is exact', async () => {
+    const location = await backend.freshLocation('exact-crash');
+    const crashed = await openAt(location, logger);
+    // The store "crashes" at the backfill's second commit: every write after it fails, and the
+    // store is never closed, so on SQLite the balances the first batches deferred (deposits and
+    // issues among them) are lost, as in a crash.
+    let commits = 0;
+    const failing: StoreWriter = Object.assign(Object.create(crashed.writer) as StoreWriter, {
+      applyBatch: (b: IndexBatch) =>
+        ++commits >= 2 ? Promise.reject(new Error('simulated crash')) : crashed.writer.applyBatch(b),
+    });
+    const crashController = new AbortController();
+    const crashRun = startIndexer(crashed, 0, crashController.signal, {
+      writer: failing,
+      commitAtOnce: true,
+    });
+    let resumed: Store | null = null;
+    try {
+      await waitFor('the simulated crash', async () => commits >= 2);
+      crashController.abort();
+      await crashRun.catch(() => {});
+      const stopped = await crashed.reader.getChainStatus('eth');
+      const head = await getBlockNumber(anvil.url);
+      assert.ok(
+        (stopped?.indexed ?? 0) < head - FINALITY,
+        `stopped mid-backfill (${stopped?.indexed} of ${head})`,
+      );
+      if (backend.name === 'sqlite')
+        assert.ok(stopped?.balancesBlock !== undefined, 'balances were deferred');
+      resumed = await openAt(location, logger);
+      const controller = new AbortController();
+      const run = startIndexer(resumed, 0, controller.signal);
+      try {
+        await assertExact(await nodeTruth(await followed(resumed)), 'resumed after a crash', resumed, false);
+      } finally {
+        controller.abort();
+        await run.catch(() => {});
+      }
+    } finally {
+      await resumed?.close();
+      await crashed.close();
+    }
   });
 
   test('a late start: holders named from its first block on are seeded, and exact', async () => {
