@@ -91,15 +91,12 @@ export interface IndexBatch {
   /** Transfers in the range, in chain order (block, then log index, ascending). */
   transfers: TransferRecord[];
   /**
-   * EVM: balance changes without a `Transfer` log in the range, in chain order (block, then log
-   * index). Stored beside the transfers (a rollback takes them off, a replay adds them again) and
-   * applied to balances and holder counts, but never transfers: not in `transferCount`, a transfer
-   * list or an address's transfer count. A token they name is a token of the index like one a
-   * transfer names (its metadata goes in `tokens`); its `firstBlock` is its first transfer's or
-   * change's.
+   * EVM: balance changes without a `Transfer` log, in chain order. Stored and rolled back like
+   * transfers and applied to balances and holder counts, but never counted or listed as transfers.
+   * A token they name is a token of the index (metadata in `tokens`) from its first one.
    */
   balanceChanges?: BalanceChange[];
-  /** Metadata of every token in `transfers` and `balanceChanges` that may be new. Known tokens are left unchanged. */
+  /** Metadata of every token the batch names that may be new. Known tokens are left unchanged. */
   tokens: TokenMetadata[];
   /** Block refs inside the unfinalized window covered by this batch (any order). */
   blocks: BlockRef[];
@@ -155,7 +152,7 @@ export interface SeedBalance {
 }
 
 export interface RollbackResult {
-  /** Tokens whose transfers were removed (their supply must be refreshed). */
+  /** Tokens whose transfers or balance changes were removed (their supply must be refreshed). */
   affectedTokens: string[];
   /** Transfers removed. */
   removedTransfers: number;
@@ -306,7 +303,7 @@ export interface StoreWriter {
   readonly ordersBatches?: boolean;
   getCheckpoint(chain: string): Promise<Checkpoint | null>;
   /**
-   * Applies a batch atomically: transfers, starting balances (`seeds`), balances, holder/transfer
+   * Applies a batch atomically: transfers, balance changes, starting balances (`seeds`), balances, holder/transfer
    * counts, new tokens, block refs, checkpoint.
    */
   applyBatch(batch: IndexBatch): Promise<void>;
@@ -446,10 +443,7 @@ export interface HistoryScans {
    * the previous page) when given: a seek, so `verify` can walk a token with millions of holders.
    */
   scanHolders(chain: string, token: string, after: HolderEntry | null, limit: number): Promise<HolderEntry[]>;
-  /**
-   * Balance changes without a transfer of one token (`IndexBatch.balanceChanges`), oldest first
-   * (block, then log index), strictly after `after` when given.
-   */
+  /** Balance changes of one token (`IndexBatch.balanceChanges`) oldest first, strictly after `after`. */
   scanBalanceChanges(
     chain: string,
     token: string,
