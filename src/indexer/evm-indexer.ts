@@ -109,22 +109,25 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     return true;
   }
 
-  /** Metadata of the tokens in `transfers` and `changes` that the store does not know yet. */
+  /** Metadata of the tokens in `transfers` and `changes` (each in chain order) that the store does not know yet. */
   async function newTokenMetadata(
-    transfers: readonly { token: string; blockNumber: number }[],
+    transfers: readonly TransferRecord[],
+    changes: readonly BalanceChange[],
   ): Promise<TokenMetadata[]> {
     const unknown: string[] = [];
     const seen = new Set<string>();
-    let newest = 0;
-    for (const t of transfers) {
-      newest = Math.max(newest, t.blockNumber);
-      if (knownTokens.has(t.token) || seen.has(t.token)) continue;
-      seen.add(t.token);
-      if (!(await isStoredToken(t.token))) unknown.push(t.token);
+    for (const list of [transfers, changes]) {
+      for (const t of list) {
+        if (knownTokens.has(t.token) || seen.has(t.token)) continue;
+        seen.add(t.token);
+        if (!(await isStoredToken(t.token))) unknown.push(t.token);
+      }
     }
+    if (unknown.length === 0) return [];
     // Read at the batch's newest block, where every one of these tokens exists, not at `latest`:
     // a node behind a load balancer may not have a brand-new token yet (and then errs instead).
-    return unknown.length === 0 ? [] : metadataOf(unknown, newest);
+    const newest = Math.max(transfers.at(-1)?.blockNumber ?? 0, changes.at(-1)?.blockNumber ?? 0);
+    return metadataOf(unknown, newest);
   }
 
   /** Balance changes name their holder as both parties, for the seeder. */
@@ -140,8 +143,10 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
 
   const tokensAndSeeds: EvmTokensAndSeeds = async (transfers, events) => {
     const changes = await balanceEvents.changesOf(transfers, events);
-    const named = changes.length === 0 ? transfers : [...transfers, ...changes];
-    const [tokens, seeds] = await Promise.all([newTokenMetadata(named), seedsFor(transfers, changes)]);
+    const [tokens, seeds] = await Promise.all([
+      newTokenMetadata(transfers, changes),
+      seedsFor(transfers, changes),
+    ]);
     return { changes, tokens, seeds };
   };
 
