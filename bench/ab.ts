@@ -25,8 +25,14 @@ export interface BackfillAbOptions {
 /** The repository this benchmark was built from (`dist/bench/ab.js` → the root). */
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
-/** A build of `ref` in a git worktree of its own, sharing this tree's node_modules. */
-function buildOf(ref: string, log: (line: string) => void): { childUrl: string; remove(): void } {
+/**
+ * A build of `ref` in a git worktree of its own, sharing this tree's node_modules. `childUrl(file)`:
+ * the URL of that build's `dist/bench/<file>`, for `runChild`/`startChild`.
+ */
+export function buildOf(
+  ref: string,
+  log: (line: string) => void,
+): { childUrl(file: string): string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'tokenquery-ab-'));
   rmSync(dir, { recursive: true });
   execFileSync('git', ['worktree', 'add', '--detach', dir, ref], { cwd: REPO, stdio: 'ignore' });
@@ -44,7 +50,7 @@ function buildOf(ref: string, log: (line: string) => void): { childUrl: string; 
     remove();
     throw error;
   }
-  return { childUrl: pathToFileURL(join(dir, 'dist/bench/backfill-child.js')).href, remove };
+  return { childUrl: (file) => pathToFileURL(join(dir, 'dist/bench', file)).href, remove };
 }
 
 export async function runBackfillAb(
@@ -55,7 +61,12 @@ export async function runBackfillAb(
   const other = buildOf(options.ref, log);
   const sides = [
     { name: 'this tree', childUrl: './backfill-child.js', ratios: [] as number[], cpu: [] as number[] },
-    { name: options.ref, childUrl: other.childUrl, ratios: [] as number[], cpu: [] as number[] },
+    {
+      name: options.ref,
+      childUrl: other.childUrl('backfill-child.js'),
+      ratios: [] as number[],
+      cpu: [] as number[],
+    },
   ];
   const base = {
     url: chain.anvil.url,

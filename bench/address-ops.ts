@@ -41,6 +41,20 @@ export interface AddressOpsOptions {
   workDir: string;
 }
 
+/**
+ * The store of the address benchmarks: `transfers` among 500,000 holders and 10,000 tokens, with
+ * the spotlight (a tenth of the transfers name the busy address, a tenth are the airdrops).
+ */
+export function addressOpsShape(transfers: number): StoreShape {
+  return {
+    transfers,
+    holders: 500_000,
+    tokens: 10_000,
+    seed: 1,
+    spotlight: { walletTokens: 10_000, busyTransfers: transfers / 10, tokenHolders: transfers / 10 },
+  };
+}
+
 export const SERVERS = ['bare', 'cached', 'uncached'] as const;
 export type ServerName = (typeof SERVERS)[number];
 
@@ -284,7 +298,7 @@ export async function runAddressOpsBench(
  * Waits until the server process is idle (under 10% of a core over 300 ms): a slow operation leaves
  * requests queued when wrk stops, and the server answers them all before it is free again.
  */
-async function settle(pid: number, log: (line: string) => void): Promise<void> {
+export async function settle(pid: number, log: (line: string) => void): Promise<void> {
   const started = performance.now();
   for (let before = cpuSecondsOf(pid); ; ) {
     await sleep(300);
@@ -297,7 +311,7 @@ async function settle(pid: number, log: (line: string) => void): Promise<void> {
     log(`address-ops: waited ${fixed(waited / 1000, 1)} s for the server to finish queued requests`);
 }
 
-async function fetchBody(url: string): Promise<string> {
+export async function fetchBody(url: string): Promise<string> {
   const response = await fetch(url);
   const body = await response.text();
   const code = (JSON.parse(body) as { code?: unknown }).code;

@@ -9,13 +9,13 @@ const bench = (...args: string[]) => spawnSync(process.execPath, [RUN, ...args],
 test('--help lists every scenario and exits 0 without running anything', () => {
   const { status, stdout, stderr } = bench('--help');
   assert.equal(status, 0, stderr);
-  for (const scenario of ['backfill-ab', 'growth', 'address-ops', 'ponder'])
+  for (const scenario of ['backfill-ab', 'growth', 'address-ops', 'address-ab', 'ponder'])
     assert.match(stdout, new RegExp(scenario));
   assert.equal(stderr, '');
 });
 
 test('an unknown option or scenario is one line on stderr, exit 2, no stack trace', () => {
-  for (const args of [['--bogus'], ['nosuch']]) {
+  for (const args of [['--bogus'], ['nosuch'], ['address-ab'], ['backfill-ab']]) {
     const { status, stdout, stderr } = bench(...args);
     assert.equal(status, 2);
     assert.equal(stdout, '');

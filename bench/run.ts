@@ -1,6 +1,7 @@
 // `npm run bench [-- backfill|api|neo|import|postgres|realtime|ponder|growth] [--reps N] [--duration S] [--connections N] [--profile] [--no-write]`
 // `npm run bench -- backfill-ab <git-ref> [--reps N]`: this tree's indexer against another commit's (bench/ab.ts).
 // `npm run bench -- address-ops [--address-rows N] [--reps N] [--wrk-seconds S]`: issue #16's address and holder operations, with wrk.
+// `npm run bench -- address-ab <git-ref> [--address-rows N] [--reps N] [--wrk-seconds S]`: Address Token Balances, this tree against another commit (bench/address-ab.ts).
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runBackfillAb } from './ab.js';
-import { runAddressOpsBench } from './address-ops.js';
+import { runAddressAb } from './address-ab.js';
+import { addressOpsShape, runAddressOpsBench } from './address-ops.js';
 import { renderAddressOps } from './address-ops-report.js';
 import { type ApiReport, runApiBench } from './api.js';
 import { type BackfillReport, runBackfillBench } from './backfill.js';
@@ -51,6 +53,7 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
   ponder          against Ponder on the same chain
   growth          a 10M-transfer store against a 100k one (--growth-rows)
   address-ops     the address operations and token holders with wrk (--address-rows, --wrk-seconds)
+  address-ab REF  Address Token Balances, uncached: this tree against the commit REF (same options)
 
 Options:
   --reps N  --duration S  --warmup S  --connections N  --profile  --no-write
@@ -107,18 +110,19 @@ if (
     'growth',
     'backfill-ab',
     'address-ops',
+    'address-ab',
   ].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, postgres, realtime, ponder, growth, address-ops, or nothing for all but backfill-large, backfill-ab, import, postgres, realtime, ponder, growth and address-ops`,
+    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, postgres, realtime, ponder, growth, address-ops, address-ab, or nothing for all but backfill-large, backfill-ab, import, postgres, realtime, ponder, growth, address-ops and address-ab`,
   );
   process.exit(2);
 }
-if (which === 'backfill-ab' && positionals[1] === undefined) {
-  console.error('backfill-ab needs the commit to compare with: npm run bench -- backfill-ab <git-ref>');
+if ((which === 'backfill-ab' || which === 'address-ab') && positionals[1] === undefined) {
+  console.error(`${which} needs the commit to compare with: npm run bench -- ${which} <git-ref>`);
   process.exit(2);
 }
-if (which === 'address-ops') {
+if (which === 'address-ops' || which === 'address-ab') {
   const missing = wrkMissing();
   if (missing !== null) {
     console.error(missing);
@@ -223,7 +227,8 @@ try {
     which !== 'ponder' &&
     which !== 'growth' &&
     which !== 'backfill-ab' &&
-    which !== 'address-ops'
+    which !== 'address-ops' &&
+    which !== 'address-ab'
   ) {
     chain = await prepareChain(CHAIN);
     log(
@@ -302,16 +307,9 @@ try {
     sections.growth = renderGrowth(report, machineLine(facts));
   }
   if (which === 'address-ops') {
-    const rows = Number(values['address-rows']);
     const report = await runAddressOpsBench(
       {
-        shape: {
-          transfers: rows,
-          holders: 500_000,
-          tokens: 10_000,
-          seed: 1,
-          spotlight: { walletTokens: 10_000, busyTransfers: rows / 10, tokenHolders: rows / 10 },
-        },
+        shape: addressOpsShape(Number(values['address-rows'])),
         reps: Number(values.reps),
         seconds: Number(values['wrk-seconds']),
         warmupSeconds: Number(values.warmup),
@@ -321,6 +319,19 @@ try {
       log,
     );
     sections['address-ops'] = renderAddressOps(report, machineLine(facts));
+  }
+  if (which === 'address-ab') {
+    const table = await runAddressAb(
+      {
+        ref: positionals[1]!,
+        shape: addressOpsShape(Number(values['address-rows'])),
+        reps: Number(values.reps),
+        seconds: Number(values['wrk-seconds']),
+        workDir,
+      },
+      log,
+    );
+    console.log(`${machineLine(facts)}\n\n${table}`);
   }
   if (which === 'import') {
     const report = await runImportBench(

@@ -12,7 +12,13 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import { isChainName } from '../internal/chains.js';
-import { errorMessage, isStoreUnavailable, redactUrls, UserError } from '../internal/errors.js';
+import {
+  errorMessage,
+  isStoreConflict,
+  isStoreUnavailable,
+  redactUrls,
+  UserError,
+} from '../internal/errors.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from '../internal/http-limits.js';
 import type { Logger } from '../internal/logger.js';
 import type { RateLimit } from '../internal/rate-limit.js';
@@ -294,6 +300,13 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     if (fault !== null) return fault;
     if (isStoreUnavailable(error)) {
       storeDown(error);
+      return storeUnavailable();
+    }
+    if (isStoreConflict(error)) {
+      request.log.warn(
+        { err: redactUrls(errorMessage(error)), reqId: request.id },
+        'query cancelled by the database; answered 503',
+      );
       return storeUnavailable();
     }
     request.log.error(

@@ -1,8 +1,8 @@
 /**
  * The only place that builds Tokenview JSON: the success envelope, error envelopes and
- * bare-number supply bodies, plus the response schemas fast-json-stringify compiles. (One
- * exception: the Transaction List's `data` is serialized by hand in `evm-views.ts`, tested
- * byte for byte against its schema.)
+ * bare-number supply bodies, plus the response schemas fast-json-stringify compiles. (The
+ * exceptions: the Transaction List's `data` and the balance entries are serialized by hand in
+ * `evm-views.ts` and `neo-views.ts`, tested byte for byte against their schemas.)
  */
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from './errors.js';

@@ -1,19 +1,35 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import type { TokenRecord, TransferRecord } from '../store/types.js';
+import type { AddressBalance, TokenLabel, TokenRecord, TransferRecord } from '../store/types.js';
 import { okBodyFromJson, SUCCESS_MSG } from './envelope.js';
-import { transferList, transferListJson, transferListSchema } from './evm-views.js';
+import {
+  balanceList,
+  balanceListJson,
+  balanceListSchema,
+  transferList,
+  transferListJson,
+  transferListSchema,
+} from './evm-views.js';
 
-/** What the route's response schema (fast-json-stringify, through fastify) makes of `transferList`'s objects. */
+/**
+ * What the routes' response schemas (fast-json-stringify, through fastify) make of `transferList`'s
+ * and `balanceList`'s objects.
+ */
 let app: FastifyInstance;
 let current: { token: TokenRecord; transfers: TransferRecord[]; head: number };
+let currentBalances: AddressBalance[];
 before(async () => {
   app = Fastify();
   app.get('/', { schema: { response: { 200: transferListSchema } } }, async () => ({
     code: 1,
     msg: SUCCESS_MSG,
     data: transferList(current.token, current.transfers, current.head),
+  }));
+  app.get('/balances', { schema: { response: { 200: balanceListSchema } } }, async () => ({
+    code: 1,
+    msg: SUCCESS_MSG,
+    data: balanceList(currentBalances),
   }));
   await app.ready();
 });
@@ -110,6 +126,79 @@ describe('transferListJson', () => {
       const actual = okBodyFromJson(transferListJson(c.token, c.transfers, c.head));
       assert.equal(actual.toString(), expected.toString(), c.name);
       assert.ok(actual.equals(expected), c.name);
+    }
+  });
+});
+
+describe('balanceListJson', () => {
+  const label = (i: number, overrides: Partial<TokenLabel> = {}): TokenLabel => ({
+    chain: 'eth',
+    address: `0x${i.toString(16).padStart(40, '0')}`,
+    name: `Token ${i}`,
+    symbol: `T${i}`,
+    decimals: 18,
+    ...overrides,
+  });
+  const entry = (token: TokenLabel, balance: bigint, transferCount = 1): AddressBalance => ({
+    token,
+    balance,
+    transferCount,
+  });
+
+  test('is byte for byte the schema serializer’s output', async () => {
+    const cases: { name: string; entries: AddressBalance[] }[] = [
+      { name: 'no entries', entries: [] },
+      {
+        name: 'entries in the order given',
+        entries: [entry(label(3), 5n, 2), entry(label(1), 10n ** 18n, 7), entry(label(2), 1n)],
+      },
+      {
+        name: 'exact balances around 2^53, 2^64 and 2^256 - 1; a negative one shown as 0',
+        entries: [
+          entry(label(1, { decimals: 0 }), 2n ** 53n + 1n, 2 ** 31),
+          entry(label(2), 2n ** 64n - 1n),
+          entry(label(3, { decimals: 255 }), 2n ** 256n - 1n, 0),
+          entry(label(4), -(2n ** 70n)),
+        ],
+      },
+      {
+        name: 'entries of two chains (network per entry)',
+        entries: [entry(label(1), 1n), entry(label(2, { chain: 'bsc' }), 2n), entry(label(3), 3n)],
+      },
+      ...HOSTILE.map((text, i) => ({
+        name: `hostile token strings ${i}`,
+        // A store gives back any string it was given as an address too (NEO, odd hex, ...).
+        entries: [
+          entry(label(1), 1n),
+          entry(label(2, { name: text, symbol: text }), 2n),
+          entry(label(3, { address: text, name: `${text}!` }), 3n),
+        ],
+      })),
+      {
+        // Not one byte per character: the data text is two-byte, okBodyFromJson's slower path.
+        name: 'long non-Latin-1 names',
+        entries: Array.from({ length: 40 }, (_, i) =>
+          entry(label(i, { name: `名${'n'.repeat(i * 50)}` }), 1n),
+        ),
+      },
+      {
+        name: 'every hostile string in one list',
+        entries: HOSTILE.map((text, i) => entry(label(i, { name: text, symbol: `${i}${text}` }), BigInt(i))),
+      },
+    ];
+    for (const c of cases) {
+      currentBalances = c.entries;
+      const expected = (await app.inject({ method: 'GET', url: '/balances' })).rawPayload;
+      const actual = okBodyFromJson(balanceListJson(c.entries));
+      assert.equal(actual.toString(), expected.toString(), c.name);
+      assert.ok(actual.equals(expected), c.name);
+      // And it is JSON whose entries hold the exact balances.
+      const data = (JSON.parse(actual.toString()) as { data: { balance: string }[] }).data;
+      assert.deepEqual(
+        data.map((e) => e.balance),
+        c.entries.map((e) => String(e.balance < 0n ? 0n : e.balance)),
+        c.name,
+      );
     }
   });
 });

@@ -17,7 +17,7 @@ import type {
   TransferRecord,
 } from '../store/types.js';
 import { envelopeSchema, type JsonSchema, schema } from './envelope.js';
-import { shownBalance, totalSupplyText } from './evm-views.js';
+import { jsonString, shownBalance, totalSupplyText } from './evm-views.js';
 
 /** `network` of every NEO payload. */
 export const NEO_NETWORK = 'NEO';
@@ -296,7 +296,10 @@ export const neoBalanceListSchema = envelopeSchema(
   ),
 );
 
-/** NEO balance entries: the EVM entry with `tokenInfo.c`, balances in the token's smallest unit. */
+/**
+ * NEO balance entries: the EVM entry with `tokenInfo.c`, balances in the token's smallest unit.
+ * The reference for {@link neoBalanceListJson}, which the routes send.
+ */
 export function neoBalanceList(entries: readonly AddressBalance<NeoTokenRecord>[]) {
   return entries.map(({ token, balance, transferCount }) => ({
     network: NEO_NETWORK,
@@ -311,4 +314,24 @@ export function neoBalanceList(entries: readonly AddressBalance<NeoTokenRecord>[
     transferCnt: transferCount,
     balance: neoBalanceUnits(token, balance).toString(),
   }));
+}
+
+/**
+ * {@link neoBalanceList}'s entries as JSON text, built by hand as `balanceListJson` (evm-views.ts)
+ * builds the EVM ones, for the same reason (an address may hold many tokens: NEO airdrops were
+ * many): byte for byte what `neoBalanceListSchema` makes of them, which a test checks.
+ */
+export function neoBalanceListJson(entries: readonly AddressBalance<NeoTokenRecord>[]): string {
+  const network = jsonString(NEO_NETWORK);
+  let json = '[';
+  for (let i = 0; i < entries.length; i++) {
+    const { token, balance, transferCount } = entries[i]!;
+    const hash = jsonString(token.address);
+    json +=
+      `${i === 0 ? '' : ','}{"network":${network},"hash":${hash},"tokenInfo":{"h":${hash},` +
+      `"f":${jsonString(token.name)},"s":${jsonString(token.symbol)},"d":"${token.decimals}",` +
+      `"c":${jsonString(token.category)}},"transferCnt":${transferCount},` +
+      `"balance":"${neoBalanceUnits(token, balance)}"}`;
+  }
+  return `${json}]`;
 }

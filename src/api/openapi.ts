@@ -255,7 +255,7 @@ function operationSchema(
   }
   response[500] = errorResponse(serverBusy(), 'Unexpected server fault (details go to the log only).');
   response[503] = {
-    ...errorResponse(storeUnavailable(), 'The database cannot be reached right now (down or restarting).'),
+    ...errorResponse(storeUnavailable(), 'The database cannot be reached right now (down or restarting), or cancelled the query to be tried again (a read replica replaying, a deadlock).'),
     headers: { 'Retry-After': { type: 'integer', description: 'Seconds until a request may succeed.' } },
   };
 
@@ -282,7 +282,7 @@ function overview(): string {
     [noData(), 'the token or asset is unknown to the index', ''],
     [notFound(), 'the path matches no operation', ''],
     [serverBusy(), 'unexpected server fault', ''],
-    [storeUnavailable(), 'the database cannot be reached right now (with `Retry-After`)', ''],
+    [storeUnavailable(), 'the database cannot be reached right now, or cancelled the query to be tried again (with `Retry-After`)', ''],
   ];
   return [
     "A self-hosted, drop-in replacement for Tokenview's token API (`/vipapi/`), answering from its own index.",

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isStoreUnavailable } from '../internal/errors.js';
+import { isStoreConflict, isStoreUnavailable } from '../internal/errors.js';
 import { storeUnavailable } from './errors.js';
 
 describe('store unavailable', () => {
@@ -25,6 +25,17 @@ describe('store unavailable', () => {
       'ECONNREFUSED',
     ])
       assert.equal(isStoreUnavailable(error), false, String(error));
+  });
+
+  test('a query the database cancelled to be tried again (a standby replaying, a deadlock) is a "conflict"', () => {
+    const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
+    const cancelled = coded('40001', 'canceling statement due to conflict with recovery');
+    assert.equal(isStoreConflict(cancelled), true);
+    assert.equal(isStoreConflict(coded('40P01', 'deadlock detected')), true);
+    // Not "unreachable": /status must not call the database down for it.
+    assert.equal(isStoreUnavailable(cancelled), false);
+    for (const error of [coded('42P01'), coded('57P01'), coded('23505'), new Error('boom'), null, '40001'])
+      assert.equal(isStoreConflict(error), false, String(error));
   });
 
   test('answers 503 with the Tokenview code of a busy server', () => {

@@ -143,7 +143,12 @@ describe('hostile clients (sqlite)', () => {
 
       const idleP99 = percentile(idle.latencies, 99);
       const duringP99 = percentile(during.latencies, 99);
-      const bound = 3 * Math.max(idleP99, 1);
+      // The idle p99 counts as at least 3 ms: the attacker runs on the same 2 cores, and on a
+      // machine loaded by other work the scheduler alone adds several ms to a p99 (a CI run under a
+      // load average of 10 measured 1.8 ms idle, 6.4 ms under attack). A server the attack starves
+      // (an event loop held by slow connections, a store lookup per random key) answers in tens to
+      // hundreds of ms, far above this bound.
+      const bound = 3 * Math.max(idleP99, 3);
       assert.equal(idle.failures + during.failures, 0, 'valid requests failed');
       assert.deepEqual(
         Object.keys(during.statuses),
@@ -159,7 +164,7 @@ describe('hostile clients (sqlite)', () => {
       assert.ok(hostile.slowEndedByServer > 0, 'no slow connection was ended by the server');
       assert.ok(
         duringP99 <= bound,
-        `valid p99 ${duringP99.toFixed(2)} ms under attack, above 3 × the idle p99 ${idleP99.toFixed(2)} ms`,
+        `valid p99 ${duringP99.toFixed(2)} ms under attack, above ${bound.toFixed(2)} ms (3 × the idle p99 ${idleP99.toFixed(2)} ms, counted as at least 3 ms)`,
       );
       const stopped = await cli.stop('SIGTERM');
       assert.equal(stopped.code, 0, stopped.stderr);

@@ -211,6 +211,8 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     assert.equal(summary.fromBlock, Math.min(...rows.map((r) => Number(r.block_number))));
     assert.equal(summary.toBlock, last);
     assert.equal((await store.writer.getCheckpoint('eth'))?.block, last);
+    // Every batch but the last deferred its balances; the last wrote them all.
+    assert.equal((await store.reader.getChainStatus('eth'))?.balancesBlock, undefined);
 
     const page = await store.reader.listTokens('eth', 0, tokens.size + 10);
     assert.equal(page.total, tokens.size);
@@ -354,11 +356,19 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
       assert.equal(first.interrupted, true);
       assert.ok(first.imported > 0 && first.imported < rows.length, `${first.imported} imported`);
       assert.equal((await store.writer.getCheckpoint('eth'))?.block, first.toBlock);
+      // The interrupted import's balances wait behind its checkpoint (the batch deferred them):
+      // until its store closes, reads answer as of the block before.
+      assert.equal((await store.reader.getChainStatus('eth'))?.balancesBlock, first.fromBlock! - 1);
       const second = await run(store, [CROSSCHECK_EXPORT], options);
       assert.equal(second.interrupted, false);
       assert.equal(second.skippedCommitted, first.imported);
       assert.equal(first.imported + second.imported, rows.length);
       assertSameStore(await digest(store), reference, `interrupted, sorted: ${sorted}`);
+      assert.equal((await store.reader.getChainStatus('eth'))?.balancesBlock, undefined);
+      assert.deepEqual(
+        await diffAddressViews(store.reader, 'eth', expectedViewsOf(rows), { transferSample: 20 }),
+        [],
+      );
       await store.close();
     }
   });

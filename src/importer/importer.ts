@@ -161,8 +161,14 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   let totalToWrite: number | null = null;
   const sortedReadFraction = { value: null as number | null };
 
-  /** Starts preparing a batch and queues its commit after the previous one; waits while too many are queued. */
-  async function schedule(rows: ImportRow[], from: number, to: number): Promise<void> {
+  /**
+   * Starts preparing a batch and queues its commit after the previous one; waits while too many are
+   * queued. Every batch but the `last` lets the store defer its balance rows and address entries
+   * (`IndexBatch.deferBalances`): the SQLite store then writes them many batches at once, sorted by
+   * key, instead of each batch's into trees that grow all over; an interrupted import leaves them to
+   * the store's close, or after a crash to the replay of the stored transfers above `balancesBlock`.
+   */
+  async function schedule(rows: ImportRow[], from: number, to: number, last: boolean): Promise<void> {
     const rowCount = rows.length;
     // Only the prepared batch is kept until its commit, not the rows it was made of.
     const prepared = preparer.prepare(rows, from, to);
@@ -172,7 +178,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     scheduledAny = true;
     const commit = commitChain.then(async () => {
       const p = await prepared;
-      await store.writer.applyBatch({ ...p.batch, continues });
+      await store.writer.applyBatch({ ...p.batch, continues, ...(last ? {} : { deferBalances: true }) });
       summary.imported += p.batch.transfers.length;
       summary.nonFungibleRows += p.rows;
       for (const token of p.batch.tokens) {
@@ -205,16 +211,16 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   async function push(row: ImportRow): Promise<void> {
     const last = batchRows[batchRows.length - 1];
     if (last !== undefined && batchRows.length >= batchTransfers && row.blockNumber !== last.blockNumber) {
-      await flush(last.blockNumber);
+      await flush(last.blockNumber, false);
     }
     batchRows.push(row);
   }
-  async function flush(to: number): Promise<void> {
+  async function flush(to: number, last: boolean): Promise<void> {
     const from = nextFrom ?? batchRows[0]?.blockNumber ?? to;
     const rows = batchRows;
     batchRows = [];
     nextFrom = to + 1;
-    await schedule(rows, from, to);
+    await schedule(rows, from, to, last);
   }
 
   /** Refuses to leave a hole between the stored checkpoint and the first imported block. */
@@ -351,7 +357,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
         nextFrom !== null &&
         (batchRows.length > 0 || nextFrom <= end)
       ) {
-        await flush(end);
+        await flush(end, true);
       }
     }
     while (queue.length > 0) await queue.shift();

@@ -124,6 +124,18 @@ export class ProblemsError extends UserError {
   }
 }
 
+/**
+ * True when PostgreSQL cancelled a query that was right in itself and may succeed if tried again:
+ * SQLSTATE 40001 (a serialization failure; also what a hot standby raises when it cancels a query
+ * that holds up the replay of the primary's changes, after `max_standby_streaming_delay`) and
+ * 40P01 (a deadlock). The API answers it 503 with `Retry-After`, as it does an unreachable store.
+ */
+export function isStoreConflict(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === '40001' || code === '40P01';
+}
+
 /** Node's socket errors that mean the server at the other end is not there. */
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED',

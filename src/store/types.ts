@@ -42,8 +42,15 @@ export type {
 };
 
 /** A token as the API sees it. */
-export interface TokenRecord extends TokenMetadata {
+/**
+ * A token as a balance entry shows it: its chain and metadata. {@link StoreReader.listAddressBalances}
+ * reads no more of the token than this (an address may hold 10,000 tokens).
+ */
+export interface TokenLabel extends TokenMetadata {
   chain: string;
+}
+
+export interface TokenRecord extends TokenLabel {
   /** `totalSupply()` in raw units at the last refresh; null when it cannot be read. */
   totalSupply: bigint | null;
   /** `cap()` in raw units; null when the token has no cap. */
@@ -270,8 +277,8 @@ export interface AddressHolding {
   transferCount: number;
 }
 
-/** A token an address holds, with the token's record (see {@link StoreReader.listAddressBalances}). */
-export interface AddressBalance<T extends TokenRecord = TokenRecord> extends AddressHolding {
+/** A token an address holds, with the token's label (see {@link StoreReader.listAddressBalances}). */
+export interface AddressBalance<T extends TokenLabel = TokenLabel> extends AddressHolding {
   token: T;
 }
 
@@ -358,8 +365,9 @@ export interface StoreReader {
   /**
    * The tokens `address` holds: every token whose balance at the address is above zero, ordered
    * like `listTokens` (holderCount desc, transferCount desc, address asc). Never the zero address's
-   * or `""`'s (they hold nothing: `[]`). An index read: an address holding 10,000 tokens answers in
-   * milliseconds.
+   * or `""`'s (they hold nothing: `[]`). An index read, then one balance row and one token row per
+   * entry; each token only as far as its label (docs/benchmarks.md, "Address Token Balances: the
+   * read").
    */
   listAddressBalances(chain: string, address: string): Promise<AddressBalance[]>;
   /**

@@ -13,7 +13,7 @@ import { ZERO_ADDRESS } from '../../internal/chains.js';
 import type { TokenRecord, TransferRecord } from '../../store/types.js';
 import { okBody, okBodyFromJson, sendCachedOk } from '../envelope.js';
 import {
-  balanceList,
+  balanceListJson,
   balanceListSchema,
   transferList,
   transferListJson,
@@ -106,7 +106,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
       return sendCachedOk(ctx.responses, reply, `balances ${chain} ${address}`, async () =>
-        okBody(reply, balanceList(await reader.listAddressBalances(chain, address))),
+        okBodyFromJson(balanceListJson(await reader.listAddressBalances(chain, address))),
       );
     },
   });
@@ -127,7 +127,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
         ]);
         // The zero address holds nothing: what the store computed for it is every burn less every mint.
         const balance = address === ZERO_ADDRESS ? 0n : holding.balance;
-        return okBody(reply, balanceList([{ token, balance, transferCount: holding.transferCount }]));
+        return okBodyFromJson(balanceListJson([{ token, balance, transferCount: holding.transferCount }]));
       });
     },
   });

@@ -11,10 +11,10 @@
  * (`neoBalanceUnits`), so `balance` reads like `value` and `percentage` compares like with like.
  */
 import type { FastifyInstance } from 'fastify';
-import { okBody, sendCachedOk } from '../envelope.js';
+import { okBody, okBodyFromJson, sendCachedOk } from '../envelope.js';
 import { holderPageSchema, tokenHolderPage } from '../holder-views.js';
 import {
-  neoBalanceList,
+  neoBalanceListJson,
   neoBalanceListSchema,
   neoBalanceUnits,
   neoTransferList,
@@ -37,7 +37,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const chain = requireNeo(ctx);
       const address = parseNeoAddress(pathParams<'address'>(request).address);
       return sendCachedOk(ctx.responses, reply, `balances ${chain} ${address}`, async () =>
-        okBody(reply, neoBalanceList(await neo.listNeoAddressBalances(chain, address))),
+        okBodyFromJson(neoBalanceListJson(await neo.listNeoAddressBalances(chain, address))),
       );
     },
   });
@@ -56,7 +56,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
           findNeoToken(ctx, tokenAddress),
           reader.getAddressHolding(chain, address, tokenAddress),
         ]);
-        return okBody(reply, neoBalanceList([{ token, ...holding }]));
+        return okBodyFromJson(neoBalanceListJson([{ token, ...holding }]));
       });
     },
   });

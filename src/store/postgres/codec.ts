@@ -23,7 +23,7 @@
  * mapping to the Store interface's records.
  */
 import { decodeChainStatus, decodeTokenRow, type TokenColumns, type TokenDecoders } from '../rows.js';
-import type { AddressHolding, ChainStatus, TokenRecord, TransferRecord } from '../types.js';
+import type { AddressHolding, ChainStatus, TokenLabel, TokenRecord, TransferRecord } from '../types.js';
 
 const LOWER_HEX = /^0x(?:[0-9a-f]{2})+$/;
 
@@ -144,6 +144,19 @@ export function transferOfRow(token: string, row: TransferRow): TransferRecord {
     to: decodeHex(row.to_addr),
     value: decodeAmount(row.value),
     time: row.time,
+  };
+}
+
+/** A `tokens` row as `listAddressBalances` selects it: the label only. */
+export type TokenLabelRow = Pick<TokenRow, 'address' | 'name' | 'symbol' | 'decimals'>;
+
+export function toTokenLabel(chain: string, row: TokenLabelRow): TokenLabel {
+  return {
+    chain,
+    address: decodeHex(row.address),
+    name: decodeText(row.name),
+    symbol: decodeText(row.symbol),
+    decimals: row.decimals,
   };
 }
 

@@ -29,10 +29,12 @@ import {
   decodeHex,
   encodeHex,
   type HoldingColumns,
+  type TokenLabelRow,
   type TokenRow,
   type TransferRow,
   toChainStatus,
   toHolding,
+  toTokenLabel,
   toTokenRecord,
   transferOfRow,
 } from './codec.js';
@@ -89,11 +91,11 @@ export function createReader(pool: pg.Pool): StoreReader {
 
     async listAddressBalances(chain: string, address: string): Promise<AddressBalance[]> {
       if (NON_HOLDERS.has(address)) return [];
-      const result = await run<TokenRow & HoldingColumns>(pool, 'listAddressBalances', [
+      const result = await run<TokenLabelRow & HoldingColumns>(pool, 'listAddressBalances', [
         chain,
         encodeHex(address),
       ]);
-      return result.rows.map((row) => ({ token: toTokenRecord(chain, row), ...toHolding(row) }));
+      return result.rows.map((row) => ({ token: toTokenLabel(chain, row), ...toHolding(row) }));
     },
 
     async getAddressHolding(chain: string, address: string, token: string): Promise<AddressHolding> {

@@ -1,10 +1,12 @@
 /**
  * Scale-out on one PostgreSQL database, as real processes against a real anvil chain: two `serve`
- * replicas (one of them reading through `--db-read`) and two `index` processes that elect one
- * writer. The writer is SIGKILLed in the middle of the backfill; the standby takes over and
- * finishes, and the result must equal a clean single-process run into another database, through
- * the Store (every transfer, every balance, every count) and through HTTP on both replicas.
- * A key revoked with `keys revoke` must be refused by both replicas within one second.
+ * replicas (one of them reading chain data through `--db-read` from a real streaming standby of
+ * the database's cluster, testing/streaming-replica.ts) and two `index` processes that elect one
+ * writer. The writer is SIGKILLed in the middle of the backfill; the standby index process takes
+ * over and finishes, and the result must equal a clean single-process run into another database,
+ * through the Store (every transfer, every balance, every count) and through HTTP on both
+ * replicas. The streaming standby replays the whole backfill meanwhile; its lag is sampled. A key
+ * revoked with `keys revoke` must be refused by both replicas within one second.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -26,6 +28,7 @@ import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../../devchain/traffic.js
 import { silentLogger } from '../../internal/logger.js';
 import type { Store, TransferRecord } from '../types.js';
 import { openPostgresStore } from './postgres-store.js';
+import { type StreamingReplica, streamingReplicaOrSkip } from './testing/streaming-replica.js';
 import { checkTestServer, createTestDatabase, type TestDatabase } from './testing/test-database.js';
 
 /** Sprayed transfers: enough for a backfill of several batches and seconds on 2 busy cores. */
@@ -48,13 +51,6 @@ after(async () => {
   await Promise.all(databases.map((db) => db.drop()));
   removeTempDirs();
 });
-
-/** `url` with another `application_name`: the same database under another connection string. */
-function renamed(url: string, name: string): string {
-  const parsed = new URL(url);
-  parsed.searchParams.set('application_name', name);
-  return parsed.toString();
-}
 
 /** The first JSON log line of `child` with message `msg`. */
 function logLine(child: CliProcess, msg: string): Record<string, unknown> | undefined {
@@ -166,6 +162,10 @@ if (unreachable !== null) {
   let tokens: DeployedToken[];
   let head: number;
   let expectedTransfers: number;
+  // Made before the databases: it streams and replays the whole backfill, as a real one would.
+  const standby = await streamingReplicaOrSkip();
+  const replica = standby.replica as StreamingReplica;
+  after(() => replica?.stop());
 
   before(async () => {
     anvil = await startAnvil({ gasLimit: SPRAY_GAS_LIMIT });
@@ -226,6 +226,15 @@ if (unreachable !== null) {
       // Kill the writer once a quarter of the chain is in, with no chance to clean up.
       const store = await openPostgresStore({ url: shared.url, logger, maxConnections: 4 });
       const referenceStore = await openPostgresStore({ url: reference.url, logger, maxConnections: 4 });
+      // The streaming standby's lag, as the primary sees it, every 200 ms while the chain goes in.
+      const lagSamples: { bytesBehind: number; replayLagMs: number | null }[] = [];
+      let sampling = replica !== undefined;
+      const sampler = (async () => {
+        while (sampling) {
+          lagSamples.push(await replica.lag());
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })();
       try {
         const killedAt = await eventually(
           async () => {
@@ -280,21 +289,21 @@ if (unreachable !== null) {
           );
         }
 
-        // Two API replicas on the shared database; one reads through --db-read.
+        sampling = false;
+        await sampler;
+        if (replica !== undefined) {
+          const maxBytes = Math.max(...lagSamples.map((sample) => sample.bytesBehind));
+          const maxLag = Math.max(...lagSamples.map((sample) => sample.replayLagMs ?? 0));
+          t.diagnostic(
+            `streaming standby during the backfill: ${lagSamples.length} samples, at most ${(maxBytes / 1e6).toFixed(1)} MB of WAL behind, replay lag at most ${maxLag.toFixed(0)} ms`,
+          );
+        }
+
+        // Two API replicas on the shared database: A reads it, B reads chain data from the standby.
         const replicaA = spawn(['serve', '--db', shared.url, '--port', '0']);
-        const replicaB = spawn([
-          'serve',
-          '--db',
-          shared.url,
-          '--db-read',
-          renamed(shared.url, 'tq-replica'),
-          '--port',
-          '0',
-        ]);
         const cleanApi = spawn(['serve', '--db', reference.url, '--port', '0']);
-        const [baseA, baseB, baseClean] = await Promise.all([
+        const [baseA, baseClean] = await Promise.all([
           apiUrl(replicaA, 'tokenquery serving'),
-          apiUrl(replicaB, 'tokenquery serving'),
           apiUrl(cleanApi, 'tokenquery serving'),
         ]);
 
@@ -327,17 +336,44 @@ if (unreachable !== null) {
             return lines(created.stdout).at(-1)!;
           }),
         );
-        const [answersA, answersB, answersClean] = await Promise.all([
+        const [answersA, answersClean] = await Promise.all([
           httpState(baseA, keys[0]!, tokens),
-          httpState(baseB, keys[0]!, tokens),
           httpState(baseClean, keys[1]!, tokens),
         ]);
         assertSameList(answersA, answersClean, 'replica A against the clean run');
-        assertSameList(answersB, answersClean, 'replica B against the clean run');
         assert.equal(digest(answersA), digest(answersClean));
 
+        // Replica B: `serve --db-read` on the streaming standby, once it has replayed the chain.
+        const bases = [baseA];
+        let replicaB: CliProcess | undefined;
+        await t.test(
+          'replica B reads chain data from a streaming standby (--db-read)',
+          {
+            skip: standby.skip ?? false,
+          },
+          async (sub) => {
+            sub.diagnostic(
+              `standby made in ${replica.madeInMs} ms (pg_basebackup ${replica.backupMs} ms, ${(replica.copiedBytes / 1e6).toFixed(1)} MB copied)`,
+            );
+            sub.diagnostic(`standby caught up ${await replica.catchUp()} ms after the chain was in`);
+            replicaB = spawn([
+              'serve',
+              '--db',
+              shared.url,
+              '--db-read',
+              replica.urlOf(shared.url),
+              '--port',
+              '0',
+            ]);
+            const baseB = await apiUrl(replicaB, 'tokenquery serving');
+            bases.push(baseB);
+            const answersB = await httpState(baseB, keys[0]!, tokens);
+            assertSameList(answersB, answersClean, 'replica B against the clean run');
+          },
+        );
+
         // /status on either replica names the new writer (to a key holder: anyone sees the epoch only).
-        for (const base of [baseA, baseB]) {
+        for (const base of bases) {
           const status = (await (await fetch(`${base}/status?apikey=${keys[0]}`)).json()) as {
             chains: { eth: { indexed: number; writer: { id: string; epoch: number } } };
           };
@@ -354,7 +390,7 @@ if (unreachable !== null) {
         const sharedKey = keys[0]!;
         let revokeStarted = false;
         let revokedAt: number | null = null;
-        const pollers = [baseA, baseB].map(async (base) => {
+        const pollers = bases.map(async (base) => {
           let accepted = 0;
           for (;;) {
             const response = await fetch(`${base}/vipapi/eth/tokens/1/1?apikey=${sharedKey}`);
@@ -382,10 +418,14 @@ if (unreachable !== null) {
         t.diagnostic(`revoked key refused by the replicas after ${refusedAfter.join(' and ')} ms`);
 
         const stopped = await Promise.all(
-          [second, third, clean, replicaA, replicaB, cleanApi].map((c) => c.stop('SIGTERM')),
+          [second, third, clean, replicaA, cleanApi, ...(replicaB ? [replicaB] : [])].map((c) =>
+            c.stop('SIGTERM'),
+          ),
         );
         for (const result of stopped) assert.equal(result.code, 0, result.stderr);
       } finally {
+        sampling = false;
+        await sampler.catch(() => {});
         await store.close();
         await referenceStore.close();
       }

@@ -263,8 +263,9 @@ export const SQL = {
   getHolding: `
     SELECT amount, transfer_count FROM balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND holder = $3`,
+  // Only the token's label: an address may hold 10,000 tokens (types.ts, TokenLabel).
   listAddressBalances: `
-    SELECT ${TOKEN_COLUMNS_OF_T}, b.amount AS holding_amount, b.transfer_count AS holding_transfers
+    SELECT t.address, t.name, t.symbol, t.decimals, b.amount AS holding_amount, b.transfer_count AS holding_transfers
     FROM balances AS b JOIN tokens AS t ON t.id = b.token_id
     WHERE b.holder = $2 AND b.amount > 0 AND t.chain = $1
     ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC`,

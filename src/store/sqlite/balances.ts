@@ -11,6 +11,7 @@ import { NON_HOLDERS, namedCounts, netBalanceChanges, netChanges, type TokenWork
 import type { AddressEntries } from './address-transfers.js';
 import type { BalanceChangeTable } from './balance-changes.js';
 import { distinctList } from './batch-wire.js';
+import { indexedWrite } from './bulk-indexes.js';
 import {
   type ChainRow,
   decodeAmount,
@@ -107,6 +108,8 @@ export function createBalances(
   changes?: BalanceChangeTable,
 ): Balances {
   const { upsertIfHex, flushBalanceRows, discardBufferedRows } = hexRows;
+  // Unwritten balances go in one write, its holder indexes made after it when it outweighs the table.
+  const writeBalanceRows = indexedWrite(db, 'balances', ['balances_by_rank', 'balances_by_holder']);
   /**
    * Balances this connection has read or written, per token id and holder: the indexer adds
    * each batch's deltas to the balances it wrote itself a moment before, so most reads never
@@ -322,17 +325,19 @@ export function createBalances(
       return false;
     }
     addresses.write([...entry.entries, ...batch]);
-    const upserts: unknown[] = [];
-    // In key order (token id, then holder: the order of hex text is that of the bytes), so each
-    // write lands next to the one before in the table and in balances_by_holder.
-    for (const id of [...entry.balances.keys()].sort((a, b) => a - b)) {
-      const holders = entry.balances.get(id)!;
-      const counts = entry.counts.get(id);
-      for (const holder of [...holders.keys()].sort()) {
-        writeBalance(upserts, id, holder, holders.get(holder)!, counts?.get(holder) ?? 0);
+    writeBalanceRows(entry.count, () => {
+      const upserts: unknown[] = [];
+      // In key order (token id, then holder: the order of hex text is that of the bytes), so each
+      // write lands next to the one before in the table and in balances_by_holder.
+      for (const id of [...entry.balances.keys()].sort((a, b) => a - b)) {
+        const holders = entry.balances.get(id)!;
+        const counts = entry.counts.get(id);
+        for (const holder of [...holders.keys()].sort()) {
+          writeBalance(upserts, id, holder, holders.get(holder)!, counts?.get(holder) ?? 0);
+        }
       }
-    }
-    finishBalanceWrites(upserts);
+      finishBalanceWrites(upserts);
+    });
     sql.balancesCurrent.run(chain);
     return true;
   }
@@ -340,7 +345,8 @@ export function createBalances(
   /**
    * Brings the balances table of `chain` up to its checkpoint after unwritten balances were lost
    * (a crash, or the cache dropped): adds the stored transfers and balance changes above
-   * `balancesBlock`, the block the table holds, token by token. Holder counts committed with those batches already count them.
+   * `balancesBlock`, the block the table holds, token by token. Holder counts committed with those
+   * batches already count them.
    */
   function replayBalances(chain: string, balancesBlock: number): void {
     const entries: Float64Array[] = [];

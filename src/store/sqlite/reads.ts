@@ -8,6 +8,7 @@ import { stat } from 'node:fs/promises';
 import type Database from 'better-sqlite3';
 import { decodeRecentTransfers } from '../chain-activity.js';
 import type {
+  AddressBalance,
   HistoryScans,
   HolderEntry,
   NeoReader,
@@ -133,11 +134,17 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
     },
 
     async listAddressBalances(chain, address) {
-      return sql.addressBalances.all(encodeHex(address), chain).map((row) => ({
-        balance: decodeAmount(row[0]),
-        transferCount: row[1],
-        token: readTokenRecord(chain, row, 2),
-      }));
+      const rows = sql.addressBalances.all(encodeHex(address), chain);
+      const entries: AddressBalance[] = new Array(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const [amount, transferCount, token, name, symbol, decimals] = rows[i]!;
+        entries[i] = {
+          balance: decodeAmount(amount),
+          transferCount,
+          token: { chain, address: token, name, symbol, decimals },
+        };
+      }
+      return entries;
     },
 
     async getAddressHolding(chain, address, token) {

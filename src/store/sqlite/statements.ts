@@ -66,6 +66,16 @@ const TOKEN_READ_COLUMNS = tokenReadColumns();
 const ADDRESS_TRANSFER_COLUMNS = `p.block_number, p.log_index, t.tx_index, ${hexText('t.tx_hash')},
   ${hexText('t.from_addr')}, ${hexText('t.to_addr')}, ${amountText('t.value')}, t.time`;
 
+/** A row of `addressBalances`: the balance, its transfer count, then the token's label. */
+export type AddressBalanceRow = [
+  amount: SqlValue,
+  transferCount: number,
+  address: string,
+  name: string,
+  symbol: string,
+  decimals: number,
+];
+
 /** A transfer row of the address reads; the all-tokens read puts the token's address first. */
 export type AddressTransferRow = [number, number, number, string, string, string, SqlValue, number];
 
@@ -259,10 +269,12 @@ export function prepareStatements(db: Database.Database) {
         WHERE token_id = ${TOKEN_ID} AND holder = ?`)
       .raw(),
     // The tokens a holder holds (`rank` is NULL unless the balance is positive and the holder can
-    // hold): the holder's rows by `balances_by_holder`, sorted like the token list.
+    // hold): the holder's rows by `balances_by_holder`, sorted like the token list. Only what a
+    // balance entry shows (an `AddressBalanceRow`): every column more is a value per entry to
+    // sort, hand to JavaScript and collect, and an address may hold 10,000 tokens.
     addressBalances: db
-      .prepare<[SqlValue, string], [SqlValue, number, ...TokenReadRow]>(`
-        SELECT ${amountText('b.amount')}, b.transfer_count, ${tokenReadColumns('k.')}
+      .prepare<[SqlValue, string], AddressBalanceRow>(`
+        SELECT ${amountText('b.amount')}, b.transfer_count, ${hexText('k.address')}, k.name, k.symbol, k.decimals
         FROM balances AS b INDEXED BY balances_by_holder CROSS JOIN tokens AS k ON k.id = b.token_id
         WHERE b.holder = ? AND k.chain = ? AND b.rank IS NOT NULL
         ORDER BY k.holder_count DESC, k.transfer_count DESC, k.address ASC`)
