@@ -33,7 +33,10 @@ What it checks (EVM chains)
   no Transfer log records (wrapped-native deposits and withdrawals, Tether's issue, redeem and
   destroyed black funds). The store's transfer
   count, holder count and every stored balance must equal those sums. With --rpc, the --sample
-  largest holders of each token are also compared with balanceOf on the node at the indexed block.
+  largest holders of each token are also compared with balanceOf on the node at the indexed block,
+  and a token whose summed balances differ from its totalSupply() there is named with how far off
+  it is (not a difference by itself: ether forced into WETH9 raises its totalSupply(); the token
+  is off where the sampled balances differ too).
 
   The address and holder views are checked against the same sums: every holding row (an
   address's balance and its count of the token's transfers, a self-transfer once, zero values
@@ -120,6 +123,13 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
               'with a later batch, or replays them at its next start; compared as such',
           );
         }
+      }
+      for (const drift of report.supplyDrift) {
+        const off = drift.totalSupply - drift.summed;
+        out(
+          `${drift.token} summed balances ${drift.summed}, totalSupply() ${drift.totalSupply} at block ${drift.block} ` +
+            `(off by ${off > 0n ? '+' : ''}${off}): not exact where the sampled balances differ too`,
+        );
       }
       for (const difference of report.differences) out(describe(difference));
       out(report.differences.length === 0 ? 'no differences' : `${report.differences.length} differences`);

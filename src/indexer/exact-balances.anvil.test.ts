@@ -24,7 +24,7 @@ import { createEvmSource } from '../chains/evm/source.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { encodeCall } from '../devchain/abi.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getBlockNumber, reorg } from '../devchain/chain.js';
+import { getBlockNumber, mine, reorg } from '../devchain/chain.js';
 import { DepositVault, TetherStyleToken } from '../devchain/contracts.generated.js';
 import { selector, totalSupply } from '../devchain/deploy.js';
 import { rpc, toQuantity } from '../devchain/rpc.js';
@@ -171,6 +171,19 @@ function exactScenario(backend: ChaosBackend): void {
     return { head, tokens };
   }
 
+  /**
+   * `verify` of `target`, with the node: the largest holders compared with `balanceOf`, and the
+   * summed balances with `totalSupply()`, at the checkpoint.
+   */
+  const verifyWithNode = (target: Store) =>
+    verifyChain({
+      store: target,
+      chain: 'eth',
+      source: createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger }),
+      logger,
+      sample: 20,
+    });
+
   /** Every balance, holder list and count of `target` against the node, through the store and the API. */
   async function assertExact(
     truth: NodeTruth,
@@ -192,6 +205,16 @@ function exactScenario(backend: ChaosBackend): void {
     const report = await verifyChain({ store: target, chain: 'eth', source: null, logger });
     assert.deepEqual(report.differences, [], `${when}: verify`);
     assert.ok(report.balanceChanges > 0, `${when}: verify saw the balance changes`);
+    if (api) {
+      // A whole index: the summed balances are every token's totalSupply() too.
+      const withNode = await verifyWithNode(target);
+      assert.deepEqual(
+        [withNode.differences, withNode.supplyDrift],
+        [[], []],
+        `${when}: verify with the node`,
+      );
+      assert.ok(withNode.nodeChecks > 10, `${when}: balances compared with the node`);
+    }
   }
 
   test('after the backfill: every balance, holder page and holderCnt equals balanceOf; transfers are Transfer logs only', async () => {
@@ -320,5 +343,20 @@ function exactScenario(backend: ChaosBackend): void {
       await lateRun.catch(() => {});
       await late.close();
     }
+  });
+
+  test('ether forced into WETH9 raises its totalSupply(): verify names the drift, its balances stay exact', async () => {
+    const { weth } = traffic.contracts;
+    const forced = 5n * 10n ** 18n;
+    const held = BigInt(await rpc<string>(anvil.url, 'eth_getBalance', [weth, 'latest']));
+    await rpc(anvil.url, 'anvil_setBalance', [weth, toQuantity(held + forced)]);
+    await mine(anvil.url);
+    const head = await followed();
+    const report = await verifyWithNode(store);
+    assert.deepEqual(report.differences, [], 'the sampled balances equal balanceOf');
+    assert.deepEqual(
+      report.supplyDrift.map((d) => [d.token, d.totalSupply - d.summed, d.block]),
+      [[weth, forced, head]],
+    );
   });
 }

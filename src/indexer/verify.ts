@@ -69,6 +69,14 @@ export interface VerifyReport {
   balances: number;
   /** Holding rows (balance and transfer count per address) compared. */
   holdings: number;
+  /**
+   * With a node (`source`): the tokens whose summed balances (every address's but the zero
+   * address's, as recomputed) differ from `totalSupply()` at the checkpoint, and by how much. Not
+   * a difference by itself: WETH9's `totalSupply()` is its ether balance, which ether forced into
+   * it raises while its balances stay exact; a token is off when the sampled `balanceOf` differ
+   * too (`node` differences). Rebasing, share and fee-taking tokens show up here.
+   */
+  supplyDrift: { token: string; summed: bigint; totalSupply: bigint; block: number }[];
   /** Holder entries walked in the holder order. */
   holders: number;
   /** Address transfer lists compared (one token each). */
@@ -101,6 +109,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     holders: 0,
     addressLists: 0,
     nodeChecks: 0,
+    supplyDrift: [],
     differences: [],
   };
   if (indexed === null) return report;
@@ -255,6 +264,13 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
         largest.map(([holder]) => holder),
         indexed,
       );
+      const [supply] = await source.readSupplies([token.address], indexed);
+      let summed = 0n;
+      for (const [holder, amount] of recomputed) if (!NON_HOLDERS.has(holder)) summed += amount;
+      const totalSupply = supply?.totalSupply ?? null;
+      if (totalSupply !== null && totalSupply !== summed) {
+        report.supplyDrift.push({ token: token.address, summed, totalSupply, block: indexed });
+      }
       largest.forEach(([holder, stored], i) => {
         report.nodeChecks++;
         const node = onNode[i] ?? null;
