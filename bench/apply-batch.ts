@@ -2,7 +2,10 @@
  * Measures applyBatch throughput, read latency and storage per transfer of either backend on
  * the same generated history (a fixed seed), so the two figures are comparable. Usage (after `npx tsc`):
  *   node dist/bench/apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]
- * BENCH_DEFER=1 defers balances like a backfill (`IndexBatch.deferBalances`).
+ * BENCH_DEFER=1 defers balances like a backfill (`IndexBatch.deferBalances`). BENCH_CHANGES=<n>
+ * (`spray` only) makes n % of the logs balance changes without a transfer (`IndexBatch.balanceChanges`:
+ * half deposits to a holder, half withdrawals of the sender), as on a chain busy with WETH9;
+ * "transfers" in the figures then counts both kinds of log.
  * Defaults: 200 000 transfers over 500 tokens and 50 000 holders, in batches of 5 000.
  * `spray` is the backfill benchmark's shape: each token minted once to one sender, who then sends
  * to holders picked uniformly, so no balance goes negative (every row takes the writer's hex fast
@@ -24,7 +27,7 @@ import {
   querySql,
   TEST_POSTGRES_URL,
 } from '../src/store/postgres/testing/test-database.js';
-import type { IndexBatch, Store, TransferRecord } from '../src/store/types.js';
+import type { BalanceChange, IndexBatch, Store, TransferRecord } from '../src/store/types.js';
 
 const backendArg = process.argv[2] ?? 'both';
 if (!['sqlite', 'postgres', 'both'].includes(backendArg)) {
@@ -43,6 +46,8 @@ if (!['uniform', 'skewed', 'spray'].includes(holderPick)) {
 }
 const skewed = holderPick === 'skewed';
 const spray = holderPick === 'spray';
+/** Percent of the logs that are balance changes (BENCH_CHANGES, `spray` only). */
+const changePercent = spray ? Number(process.env.BENCH_CHANGES ?? 0) : 0;
 
 const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
 const tokens = Array.from({ length: tokenCount }, (_, i) => `0x${hex(0xee000000 + i, 40)}`);
@@ -61,6 +66,7 @@ function makeBatches(): IndexBatch[] {
   const makeBatch = (index: number): IndexBatch => {
     const firstBlock = 1 + (index * batchSize) / PER_BLOCK;
     const transfers: TransferRecord[] = [];
+    const balanceChanges: BalanceChange[] = [];
     for (let i = 0; i < batchSize; i++) {
       const block = firstBlock + Math.floor(i / PER_BLOCK);
       const log = i % PER_BLOCK;
@@ -69,6 +75,18 @@ function makeBatches(): IndexBatch[] {
       // `spray`: the token's first transfer mints to the sender, who then sends to the others.
       const mint = spray && !minted.has(token);
       if (spray) minted.add(token);
+      // Drawn only with BENCH_CHANGES, so that the default history stays the same.
+      if (!mint && changePercent > 0 && rand(100) < changePercent) {
+        const deposit = rand(2) === 0;
+        balanceChanges.push({
+          token,
+          blockNumber: block,
+          logIndex: log,
+          holder: deposit ? holders[1 + rand(holderCount - 1)]! : holders[0]!,
+          amount: (deposit ? 1n : -1n) * BigInt(1 + rand(1_000_000)) * 10n ** 12n,
+        });
+        continue;
+      }
       const parties = spray
         ? {
             from: mint ? ZERO_ADDRESS : holders[0]!,
@@ -97,7 +115,8 @@ function makeBatches(): IndexBatch[] {
       toBlock: lastBlock,
       toBlockHash: `0x${hex(lastBlock, 64)}`,
       transfers,
-      tokens: [...new Set(transfers.map((t) => t.token))].map((address) => ({
+      ...(balanceChanges.length === 0 ? {} : { balanceChanges }),
+      tokens: [...new Set([...transfers, ...balanceChanges].map((t) => t.token))].map((address) => ({
         address,
         name: 'Bench',
         symbol: 'BEN',

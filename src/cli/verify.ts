@@ -29,9 +29,14 @@ export const VERIFY_HELP = `
 What it checks (EVM chains)
   For every token (or each --token): the transfers stored are read back oldest first and summed
   into balances, independently of the indexer's own bookkeeping, starting from the balances
-  seeded at the block before --from-block when the index starts late. The store's transfer
+  seeded at the block before --from-block when the index starts late, with the balance changes
+  no Transfer log records (wrapped-native deposits and withdrawals, Tether's issue, redeem and
+  destroyed black funds). The store's transfer
   count, holder count and every stored balance must equal those sums. With --rpc, the --sample
-  largest holders of each token are also compared with balanceOf on the node at the indexed block.
+  largest holders of each token are also compared with balanceOf on the node at the indexed block,
+  and a token whose summed balances differ from its totalSupply() there is named with how far off
+  it is (not a difference by itself: ether forced into WETH9 raises its totalSupply(); the token
+  is off where the sampled balances differ too).
 
   The address and holder views are checked against the same sums: every holding row (an
   address's balance and its count of the token's transfers, a self-transfer once, zero values
@@ -99,6 +104,11 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
             `${report.balances} balances, ${report.holdings} holdings, ${report.holders} holders in order, ` +
             `${report.addressLists} address transfer lists, ${report.nodeChecks} balances compared with the node`,
         );
+        if (report.balanceChanges > 0) {
+          out(
+            `${report.balanceChanges} balance changes without a transfer (deposits, withdrawals, issues, redeems, destroyed black funds) added to the sums`,
+          );
+        }
         if (report.seedBlock !== null) {
           out(
             `${report.seeds} starting balances read at block ${report.seedBlock}` +
@@ -113,6 +123,13 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
               'with a later batch, or replays them at its next start; compared as such',
           );
         }
+      }
+      for (const drift of report.supplyDrift) {
+        const off = drift.totalSupply - drift.summed;
+        out(
+          `${drift.token} summed balances ${drift.summed}, totalSupply() ${drift.totalSupply} at block ${drift.block} ` +
+            `(off by ${off > 0n ? '+' : ''}${off}): not exact where the sampled balances differ too`,
+        );
       }
       for (const difference of report.differences) out(describe(difference));
       out(report.differences.length === 0 ? 'no differences' : `${report.differences.length} differences`);

@@ -76,7 +76,7 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
     // must chain (checked as they are queued), and the last hash goes with the checkpoint, so a
     // reorg deeper than the window is seen (and stops the chain) instead of the new fork's blocks
     // being stacked on the old fork's.
-    const [{ transfers, logCount }, headers] = await Promise.all([
+    const [{ transfers, events, logCount }, headers] = await Promise.all([
       source.getTransfers(from, to),
       source.getHeaders(from === to ? [to] : [from, to]),
     ]);
@@ -96,8 +96,8 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
       if (time === undefined) throw new InconsistentChainError(`no timestamp for block ${t.blockNumber}`);
       t.time = time;
     }
-    const [tokens, seeds] = await tokensAndSeeds(transfers);
-    return { from, to, transfers, tokens, seeds, logCount, toHash, fromParentHash };
+    const { changes, tokens, seeds } = await tokensAndSeeds(transfers, events);
+    return { from, to, transfers, changes, tokens, seeds, logCount, toHash, fromParentHash };
   }
 
   async function backfill(target: number): Promise<void> {
@@ -245,6 +245,7 @@ function mergeRanges(ranges: FetchedRange[]): FetchedRange {
     from: first.from,
     to: ranges[ranges.length - 1]!.to,
     transfers: ranges.flatMap((range) => range.transfers),
+    changes: ranges.flatMap((range) => range.changes),
     tokens: [...tokens.values()],
     seeds,
     logCount: ranges.reduce((sum, range) => sum + range.logCount, 0),

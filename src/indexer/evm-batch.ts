@@ -3,9 +3,9 @@
  * each builds and hands to the one commit, and the errors a step retries.
  */
 
-import type { EvmBlockHeader } from '../chains/evm/types.js';
+import type { BalanceEvent, EvmBlockHeader } from '../chains/evm/types.js';
 import { errorMessage, FatalIndexerError, TokenqueryError } from '../internal/errors.js';
-import type { BatchSeeds, TokenMetadata, TransferRecord } from '../store/types.js';
+import type { BalanceChange, BatchSeeds, TokenMetadata, TransferRecord } from '../store/types.js';
 
 /** Where the indexer stands on the chain; moved by commits and rollbacks. */
 export interface EvmPosition {
@@ -22,6 +22,8 @@ export interface FetchedRange {
   from: number;
   to: number;
   transfers: TransferRecord[];
+  /** Balance changes without a `Transfer` log (balance-events.ts). */
+  changes: BalanceChange[];
   tokens: TokenMetadata[];
   /** Starting balances of holders first seen in the range, on a seeded chain. */
   seeds: BatchSeeds | undefined;
@@ -38,10 +40,15 @@ export type EvmCommit = (
   extra: { toBlockHash: string | null; blocks: EvmBlockHeader[]; deferBalances?: boolean },
 ) => Promise<void>;
 
-/** The metadata of the tokens in `transfers` the store does not know yet, and the seeds of their new holders. */
+/**
+ * What a range's transfers and balance events add up to: the balance changes the events make
+ * (balance-events.ts), the metadata of the tokens either names that the store does not know yet,
+ * and the seeds of their new holders.
+ */
 export type EvmTokensAndSeeds = (
   transfers: TransferRecord[],
-) => Promise<[TokenMetadata[], BatchSeeds | undefined]>;
+  events: readonly BalanceEvent[],
+) => Promise<{ changes: BalanceChange[]; tokens: TokenMetadata[]; seeds: BatchSeeds | undefined }>;
 
 /** Raised when the node's answers contradict each other mid-step (a reorg in progress); the step is retried. */
 export class InconsistentChainError extends TokenqueryError {

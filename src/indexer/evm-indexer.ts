@@ -11,7 +11,15 @@ import type { ChainConfig } from '../config/types.js';
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { BatchSeeds, Checkpoint, StoreWriter, TokenMetadata, TransferRecord } from '../store/types.js';
+import type {
+  BalanceChange,
+  BatchSeeds,
+  Checkpoint,
+  StoreWriter,
+  TokenMetadata,
+  TransferRecord,
+} from '../store/types.js';
+import { createBalanceEvents } from './balance-events.js';
 import { createEvmBackfill, type EvmBackfillTuning } from './evm-backfill.js';
 import {
   createRefusals,
@@ -93,27 +101,54 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     return Promise.all(addresses.map((a) => metadataInFlight.get(a)!));
   }
 
-  /** Metadata of the tokens in `transfers` that the store does not know yet. */
-  async function newTokenMetadata(transfers: TransferRecord[]): Promise<TokenMetadata[]> {
+  /** Whether the store knows `token` (remembered once it does). */
+  async function isStoredToken(token: string): Promise<boolean> {
+    if (knownTokens.has(token)) return true;
+    if ((await store.getToken(name, token)) === null) return false;
+    knownTokens.add(token);
+    return true;
+  }
+
+  /** Metadata of the tokens in `transfers` and `changes` (each in chain order) that the store does not know yet. */
+  async function newTokenMetadata(
+    transfers: readonly TransferRecord[],
+    changes: readonly BalanceChange[],
+  ): Promise<TokenMetadata[]> {
     const unknown: string[] = [];
     const seen = new Set<string>();
-    for (const t of transfers) {
-      if (knownTokens.has(t.token) || seen.has(t.token)) continue;
-      seen.add(t.token);
-      if (await store.getToken(name, t.token)) knownTokens.add(t.token);
-      else unknown.push(t.token);
+    for (const list of [transfers, changes]) {
+      for (const t of list) {
+        if (knownTokens.has(t.token) || seen.has(t.token)) continue;
+        seen.add(t.token);
+        if (!(await isStoredToken(t.token))) unknown.push(t.token);
+      }
     }
+    if (unknown.length === 0) return [];
     // Read at the batch's newest block, where every one of these tokens exists, not at `latest`:
     // a node behind a load balancer may not have a brand-new token yet (and then errs instead).
-    return unknown.length === 0 ? [] : metadataOf(unknown, transfers[transfers.length - 1]!.blockNumber);
+    const newest = Math.max(transfers.at(-1)?.blockNumber ?? 0, changes.at(-1)?.blockNumber ?? 0);
+    return metadataOf(unknown, newest);
   }
 
-  function seedsFor(transfers: TransferRecord[]): Promise<BatchSeeds | undefined> {
-    return seeder === null ? Promise.resolve(undefined) : seeder.seedsFor(transfers);
+  /** Balance changes name their holder as both parties, for the seeder. */
+  const asParties = (changes: readonly BalanceChange[]) =>
+    changes.map((c) => ({ token: c.token, from: c.holder, to: c.holder }));
+
+  function seedsFor(transfers: TransferRecord[], changes: BalanceChange[]): Promise<BatchSeeds | undefined> {
+    if (seeder === null) return Promise.resolve(undefined);
+    return seeder.seedsFor(changes.length === 0 ? transfers : [...transfers, ...asParties(changes)]);
   }
 
-  const tokensAndSeeds: EvmTokensAndSeeds = (transfers) =>
-    Promise.all([newTokenMetadata(transfers), seedsFor(transfers)]);
+  const balanceEvents = createBalanceEvents({ source, logger, isStoredToken, knownTokens });
+
+  const tokensAndSeeds: EvmTokensAndSeeds = async (transfers, events) => {
+    const changes = await balanceEvents.changesOf(transfers, events);
+    const [tokens, seeds] = await Promise.all([
+      newTokenMetadata(transfers, changes),
+      seedsFor(transfers, changes),
+    ]);
+    return { changes, tokens, seeds };
+  };
 
   const commit: EvmCommit = async (range, extra) => {
     const head = status.headSeen;
@@ -126,6 +161,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       toBlock: range.to,
       toBlockHash: extra.toBlockHash,
       transfers: range.transfers,
+      ...(range.changes.length === 0 ? {} : { balanceChanges: range.changes }),
       tokens: range.tokens,
       blocks: extra.blocks.map(({ number, hash, parentHash }) => ({ number, hash, parentHash })),
       head,
@@ -144,7 +180,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     position.hasCheckpoint = true;
     if (status.lastError !== null) await status.recordError(null); // progress: a fault reported mid-step is over
     refusals.committed(range.to);
-    if (range.tokens.length > 0 || touchesSupply(range.transfers)) supply.kick();
+    // A balance change mints or burns (its token's total supply moves).
+    if (range.tokens.length > 0 || range.changes.length > 0 || touchesSupply(range.transfers)) supply.kick();
   };
 
   const parts = { source, store, logger, signal, position, commit, tokensAndSeeds, refusals };

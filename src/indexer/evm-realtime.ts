@@ -5,9 +5,9 @@
  * evm-backfill.ts's.
  */
 
-import { decodeTransferLog } from '../chains/evm/abi.js';
+import { decodeBalanceEventLog, decodeTransferLog, TRANSFER_TOPIC } from '../chains/evm/abi.js';
 import type { HeadNotifier } from '../chains/evm/new-heads.js';
-import type { EvmLog, EvmSource } from '../chains/evm/types.js';
+import type { BalanceEvent, EvmLog, EvmSource } from '../chains/evm/types.js';
 import { RangeTooLargeError } from '../chains/jsonrpc/rpc-client.js';
 import type { ChainConfig } from '../config/types.js';
 import { sleep } from '../internal/async.js';
@@ -83,15 +83,24 @@ export function createEvmRealtime(options: EvmRealtimeOptions): EvmRealtime {
   /** The head the last step polled. */
   let headPolled = 0;
 
-  function decode(logs: EvmLog[], times: Map<number, number>): TransferRecord[] {
+  function decode(
+    logs: EvmLog[],
+    times: Map<number, number>,
+  ): { transfers: TransferRecord[]; events: BalanceEvent[] } {
     const transfers: TransferRecord[] = [];
+    const events: BalanceEvent[] = [];
     for (const log of logs) {
+      if (log.topics[0] !== TRANSFER_TOPIC) {
+        const event = decodeBalanceEventLog(log);
+        if (event) events.push(event);
+        continue;
+      }
       const time = log.blockTimestamp ?? times.get(log.blockNumber);
       if (time === undefined) throw new InconsistentChainError(`no timestamp for block ${log.blockNumber}`);
       const transfer = decodeTransferLog(log, time);
       if (transfer) transfers.push(transfer);
     }
-    return transfers;
+    return { transfers, events };
   }
 
   async function follow(head: number): Promise<void> {
@@ -134,8 +143,8 @@ export function createEvmRealtime(options: EvmRealtimeOptions): EvmRealtime {
       }
     }
     const times = new Map(headers.map((h) => [h.number, h.timestamp]));
-    const transfers = decode(logs, times);
-    const [tokens, seeds] = await tokensAndSeeds(transfers);
+    const { transfers, events } = decode(logs, times);
+    const { changes, tokens, seeds } = await tokensAndSeeds(transfers, events);
     const last = headers[headers.length - 1]!;
     // Grow back after a refusal (which halved the span): a refusal may have been transient.
     followSpan = Math.min(followChunk, followSpan * 2);
@@ -144,6 +153,7 @@ export function createEvmRealtime(options: EvmRealtimeOptions): EvmRealtime {
         from: position.next,
         to,
         transfers,
+        changes,
         tokens,
         seeds,
         logCount: logs.length,

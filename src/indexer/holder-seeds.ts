@@ -18,7 +18,9 @@ export interface HolderSeeder {
    * are not seeded yet. Read before the batch is built, so the reads overlap other fetching.
    * Undefined when the chain is not seeded.
    */
-  seedsFor(transfers: readonly TransferRecord[]): Promise<BatchSeeds | undefined>;
+  seedsFor(
+    transfers: readonly Pick<TransferRecord, 'token' | 'from' | 'to'>[],
+  ): Promise<BatchSeeds | undefined>;
   /** After `seeds` committed: the store answers for them from now on. */
   committed(seeds: BatchSeeds | undefined): void;
 }

@@ -62,11 +62,21 @@ export interface VerifyReport {
   balancesBlock: number | null;
   tokens: number;
   transfers: number;
+  /** Balance changes without a transfer (`IndexBatch.balanceChanges`) added with the transfers. */
+  balanceChanges: number;
   /** Starting balances added before the transfers. */
   seeds: number;
   balances: number;
   /** Holding rows (balance and transfer count per address) compared. */
   holdings: number;
+  /**
+   * With a node (`source`): the tokens whose summed balances (every address's but the zero
+   * address's, as recomputed) differ from `totalSupply()` at the checkpoint, and by how much. Not
+   * a difference by itself: WETH9's `totalSupply()` is its ether balance, which ether forced into
+   * it raises while its balances stay exact; a token is off when the sampled `balanceOf` differ
+   * too (`node` differences). Rebasing, share and fee-taking tokens show up here.
+   */
+  supplyDrift: { token: string; summed: bigint; totalSupply: bigint; block: number }[];
   /** Holder entries walked in the holder order. */
   holders: number;
   /** Address transfer lists compared (one token each). */
@@ -92,12 +102,14 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     balancesBlock: status?.balancesBlock ?? null,
     tokens: 0,
     transfers: 0,
+    balanceChanges: 0,
     seeds: 0,
     balances: 0,
     holdings: 0,
     holders: 0,
     addressLists: 0,
     nodeChecks: 0,
+    supplyDrift: [],
     differences: [],
   };
   if (indexed === null) return report;
@@ -153,6 +165,20 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
       after = { blockNumber: last.blockNumber, logIndex: last.logIndex };
     }
     report.transfers += transfers;
+    // Balance changes without a transfer (deposits, withdrawals, issues...): balances only.
+    let afterChange: { blockNumber: number; logIndex: number } | null = null;
+    for (;;) {
+      const page = await store.scans.scanBalanceChanges(chain, token.address, afterChange, PAGE);
+      if (page.length === 0) break;
+      for (const c of page) {
+        report.balanceChanges++;
+        recomputed.set(c.holder, (recomputed.get(c.holder) ?? 0n) + c.amount);
+        if (c.blockNumber > balancesBlock)
+          unwritten.set(c.holder, (unwritten.get(c.holder) ?? 0n) + c.amount);
+      }
+      const last = page[page.length - 1]!;
+      afterChange = { blockNumber: last.blockNumber, logIndex: last.logIndex };
+    }
     if (transfers !== token.transferCount) {
       report.differences.push({
         token: token.address,
@@ -238,6 +264,13 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
         largest.map(([holder]) => holder),
         indexed,
       );
+      const [supply] = await source.readSupplies([token.address], indexed);
+      let summed = 0n;
+      for (const [holder, amount] of recomputed) if (!NON_HOLDERS.has(holder)) summed += amount;
+      const totalSupply = supply?.totalSupply ?? null;
+      if (totalSupply !== null && totalSupply !== summed) {
+        report.supplyDrift.push({ token: token.address, summed, totalSupply, block: indexed });
+      }
       largest.forEach(([holder, stored], i) => {
         report.nodeChecks++;
         const node = onNode[i] ?? null;

@@ -33,6 +33,22 @@ export interface TransferRecord {
   time: number;
 }
 
+/**
+ * A balance change that no `Transfer` log records: WETH9's `Deposit`/`Withdrawal`, Tether's
+ * `Issue`/`Redeem`/`DestroyedBlackFunds` (docs/reliability.md, "Exact balances"). It moves a
+ * balance (and so holder counts and lists) but is not a transfer: no transfer list shows it and no
+ * transfer count counts it.
+ */
+export interface BalanceChange {
+  token: string;
+  blockNumber: number;
+  /** The log's index in its block (a change and a transfer never share one). */
+  logIndex: number;
+  holder: string;
+  /** Signed and never 0: a credit (deposit, issue) is positive, a debit negative. */
+  amount: bigint;
+}
+
 /** A block's identity, kept for the unfinalized window to detect reorgs by parent hash. */
 export interface BlockRef {
   number: number;

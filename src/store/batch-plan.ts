@@ -6,7 +6,14 @@
 import { DEAD_ADDRESS, ZERO_ADDRESS } from '../internal/chains.js';
 import { TokenqueryError } from '../internal/errors.js';
 import { cleanTokenMetadata } from '../internal/token-text.js';
-import type { IndexBatch, NeoBatchPart, SeedBalance, TokenMetadata, TransferRecord } from './types.js';
+import type {
+  BalanceChange,
+  IndexBatch,
+  NeoBatchPart,
+  SeedBalance,
+  TokenMetadata,
+  TransferRecord,
+} from './types.js';
 
 /**
  * Addresses that never count as holders: the EVM zero address, and `""`, which NEO uses as the
@@ -21,7 +28,9 @@ export const SUPPLY_ADDRESSES: ReadonlySet<string> = new Set([ZERO_ADDRESS, DEAD
 export interface TokenWork {
   address: string;
   transfers: TransferRecord[];
-  /** Net balance change per holder. */
+  /** Balance changes without a transfer (`IndexBatch.balanceChanges`); stored, never counted as transfers. */
+  changes: BalanceChange[];
+  /** Net balance change per holder (transfers, balance changes and seeds). */
   deltas: Map<string, bigint>;
   /**
    * Per address, how many of `transfers` name it as sender or recipient (a self-transfer once, the
@@ -213,6 +222,7 @@ export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
       token = {
         address: transfer.token,
         transfers: [],
+        changes: [],
         deltas: new Map(),
         named: new Map(),
         firstBlock: block,
@@ -231,8 +241,62 @@ export function planBatch(batch: IndexBatch): Map<string, TokenWork> {
       token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
     }
   }
+  if (batch.balanceChanges !== undefined) addBalanceChanges(batch, batch.balanceChanges, work);
   if (batch.neo !== undefined) addNeoWork(batch, batch.neo, work);
   return work;
+}
+
+/**
+ * Adds balance changes without a transfer to the per-token work: each moves its holder's balance
+ * and marks the token's supply (it mints or burns); none is a transfer. Rejects anything outside
+ * the batch's range and a zero change (it would store a row that does nothing).
+ */
+export function addBalanceChanges<Work extends TokenWork>(
+  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock'>,
+  changes: readonly BalanceChange[],
+  work: Map<string, Work>,
+  newWork: (token: TokenWork) => Work = (token) => token as Work,
+): void {
+  for (const change of changes) {
+    const block = change.blockNumber;
+    checkInBatch(batch, block, 'balance change');
+    if (change.amount === 0n) {
+      throw new TokenqueryError(`balance change ${block}:${change.logIndex} of ${change.token} is zero`);
+    }
+    let token = work.get(change.token);
+    if (token === undefined) {
+      token = newWork({
+        address: change.token,
+        transfers: [],
+        changes: [],
+        deltas: new Map(),
+        named: new Map(),
+        firstBlock: block,
+        dirtyBlock: null,
+      });
+      work.set(change.token, token);
+    } else if (block < token.firstBlock) token.firstBlock = block;
+    token.changes.push(change);
+    addDelta(token.deltas, change.holder, change.amount);
+    token.dirtyBlock = Math.max(token.dirtyBlock ?? block, block);
+  }
+}
+
+/**
+ * The net balance change per holder of stored balance changes, decoded by `decode` into
+ * `[holder, amount]`, times `sign` (see {@link netChanges}); added into `deltas` when given.
+ */
+export function netBalanceChanges<Row>(
+  rows: readonly Row[],
+  decode: (row: Row) => readonly [holder: string, amount: bigint],
+  sign: 1n | -1n,
+  deltas: Map<string, bigint> = new Map(),
+): Map<string, bigint> {
+  for (const row of rows) {
+    const [holder, amount] = decode(row);
+    addDelta(deltas, holder, amount * sign);
+  }
+  return deltas;
 }
 
 /**
@@ -249,6 +313,7 @@ function addNeoWork(batch: IndexBatch, neo: NeoBatchPart, work: Map<string, Toke
       token = {
         address,
         transfers: [],
+        changes: [],
         deltas: new Map(),
         named: new Map(),
         firstBlock: block,

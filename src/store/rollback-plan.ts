@@ -3,7 +3,7 @@
  * each backend finds the tokens, deletes their transfers above the ancestor and writes these
  * decisions with its own SQL.
  */
-import { namedCounts, netChanges } from './batch-plan.js';
+import { namedCounts, netBalanceChanges, netChanges } from './batch-plan.js';
 import type { RollbackResult } from './types.js';
 
 /**
@@ -28,20 +28,27 @@ export interface TokenRollback {
 
 /**
  * The rollback of one token that loses `rows`, its transfers above `toBlock` (decoded by `decode`
- * into `[from, to, value]`), first seen in `firstBlock`: null when it was first seen above
+ * into `[from, to, value]`), and `changes`, its balance changes above it, first seen in `firstBlock`: null when it was first seen above
  * `toBlock`, so every transfer of it is gone and it was never seen: the backend drops it whole
  * (its holders were never seen either, and are seeded again if they show up again).
  */
-export function rollBackToken<Row>(
+export function rollBackToken<Row, ChangeRow = never>(
   firstBlock: number,
   toBlock: number,
   rows: readonly Row[],
   decode: (row: Row) => readonly [from: string, to: string, value: bigint],
+  /** Its balance changes above `toBlock` (`IndexBatch.balanceChanges`), decoded into `[holder, amount]`. */
+  changes?: {
+    rows: readonly ChangeRow[];
+    decode: (row: ChangeRow) => readonly [holder: string, amount: bigint];
+  },
 ): TokenRollback | null {
   if (firstBlock > toBlock) return null;
+  const deltas = netChanges(rows, decode, -1n);
+  if (changes !== undefined) netBalanceChanges(changes.rows, changes.decode, -1n, deltas);
   // A supply read at or after the common ancestor reflects the surviving history.
   return {
-    deltas: netChanges(rows, decode, -1n),
+    deltas,
     named: namedCounts(rows, decode, -1),
     transfers: -rows.length,
     dirty: toBlock,

@@ -12,7 +12,7 @@
  * - Block numbers, log indexes, counts and Unix times are JS numbers (all stay far below 2^53).
  * - Every method is async, so that a network database fits behind the same interface.
  */
-import type { BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
+import type { BalanceChange, BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
 
 import type { ApiKeyLimits, ApiKeyRateLimit, ApiKeyRecord, ApiKeyStore } from './api-key-types.js';
 import type {
@@ -29,6 +29,7 @@ export type {
   ApiKeyRateLimit,
   ApiKeyRecord,
   ApiKeyStore,
+  BalanceChange,
   BlockRef,
   NeoAssetInfo,
   NeoBatchPart,
@@ -96,7 +97,13 @@ export interface IndexBatch {
   toBlockHash: string | null;
   /** Transfers in the range, in chain order (block, then log index, ascending). */
   transfers: TransferRecord[];
-  /** Metadata of every token in `transfers` that may be new. Known tokens are left unchanged. */
+  /**
+   * EVM: balance changes without a `Transfer` log, in chain order. Stored and rolled back like
+   * transfers and applied to balances and holder counts, but never counted or listed as transfers.
+   * A token they name is a token of the index (metadata in `tokens`) from its first one.
+   */
+  balanceChanges?: BalanceChange[];
+  /** Metadata of every token the batch names that may be new. Known tokens are left unchanged. */
   tokens: TokenMetadata[];
   /** Block refs inside the unfinalized window covered by this batch (any order). */
   blocks: BlockRef[];
@@ -152,7 +159,7 @@ export interface SeedBalance {
 }
 
 export interface RollbackResult {
-  /** Tokens whose transfers were removed (their supply must be refreshed). */
+  /** Tokens whose transfers or balance changes were removed (their supply must be refreshed). */
   affectedTokens: string[];
   /** Transfers removed. */
   removedTransfers: number;
@@ -303,7 +310,7 @@ export interface StoreWriter {
   readonly ordersBatches?: boolean;
   getCheckpoint(chain: string): Promise<Checkpoint | null>;
   /**
-   * Applies a batch atomically: transfers, starting balances (`seeds`), balances, holder/transfer
+   * Applies a batch atomically: transfers, balance changes, starting balances (`seeds`), balances, holder/transfer
    * counts, new tokens, block refs, checkpoint.
    */
   applyBatch(batch: IndexBatch): Promise<void>;
@@ -444,6 +451,13 @@ export interface HistoryScans {
    * the previous page) when given: a seek, so `verify` can walk a token with millions of holders.
    */
   scanHolders(chain: string, token: string, after: HolderEntry | null, limit: number): Promise<HolderEntry[]>;
+  /** Balance changes of one token (`IndexBatch.balanceChanges`) oldest first, strictly after `after`. */
+  scanBalanceChanges(
+    chain: string,
+    token: string,
+    after: { blockNumber: number; logIndex: number } | null,
+    limit: number,
+  ): Promise<BalanceChange[]>;
   /**
    * Starting balances recorded for one token (see {@link BatchSeeds}), zero ones included, in the
    * backend's key order, strictly after the holder `afterHolder` when given.

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
+  BALANCE_EVENT_TOPICS,
   calldata,
   decodeAbiStringOrBytes32,
+  decodeAddressWord,
   decodeAggregate3,
+  decodeBalanceEventLog,
   decodeDecimals,
   decodeTransferLog,
   decodeUint,
@@ -187,5 +190,76 @@ describe('Multicall3 aggregate3', () => {
       null,
     );
     assert.equal(decodeAggregate3(`0x${'ff'.repeat(32)}`, 1), null);
+  });
+});
+
+describe('balance event decoding', () => {
+  const USER = '0x1b63142628311395ceafeea5667e7c9026c862ca';
+  const event = (topics: string[], data: string): EvmLog => ({ ...baseLog, topics, data });
+  const common = {
+    token: '0xa0b86991c6218b36c1d19d4a2e9eb0ce3606eb48',
+    blockNumber: 10,
+    logIndex: 7,
+    txHash: `0x${'ab'.repeat(32)}`,
+  };
+
+  test("WETH9's Deposit and Withdrawal name the indexed address and the amount", () => {
+    const topic = `0x${pad32(USER.toUpperCase().replace('0X', ''))}`;
+    assert.deepEqual(
+      decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.deposit, topic], `0x${pad32('0x2a')}`)),
+      {
+        ...common,
+        kind: 'deposit',
+        holder: USER,
+        amount: 42n,
+      },
+    );
+    assert.deepEqual(
+      decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.withdrawal, topic], `0x${'ff'.repeat(32)}`)),
+      { ...common, kind: 'withdrawal', holder: USER, amount: 2n ** 256n - 1n },
+    );
+  });
+
+  test("Tether's Issue and Redeem name only the amount (the owner is read from the node); DestroyedBlackFunds its user", () => {
+    assert.deepEqual(decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.issue], `0x${pad32('0x64')}`)), {
+      ...common,
+      kind: 'issue',
+      holder: null,
+      amount: 100n,
+    });
+    assert.deepEqual(decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.redeem], `0x${pad32('0x1')}`)), {
+      ...common,
+      kind: 'redeem',
+      holder: null,
+      amount: 1n,
+    });
+    assert.deepEqual(
+      decodeBalanceEventLog(
+        event([BALANCE_EVENT_TOPICS.destroyedBlackFunds], `0x${pad32(USER)}${pad32('0x7')}`),
+      ),
+      { ...common, kind: 'destroyedBlackFunds', holder: USER, amount: 7n },
+    );
+  });
+
+  test('the same topic in another layout is another event, and ignored', () => {
+    const word = `0x${pad32('0x2a')}`;
+    // Deposit(address, uint256) with nothing indexed: one topic, two words.
+    assert.equal(
+      decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.deposit], `${word}${pad32('0x1')}`)),
+      null,
+    );
+    // Deposit(address indexed, uint256 indexed): three topics, no data.
+    assert.equal(decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.deposit, word, word], '0x')), null);
+    assert.equal(decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.issue, word], word)), null);
+    assert.equal(decodeBalanceEventLog(event([BALANCE_EVENT_TOPICS.destroyedBlackFunds], word)), null);
+    assert.equal(decodeBalanceEventLog(event([TRANSFER_TOPIC, word, word], word)), null);
+    assert.equal(decodeBalanceEventLog(event([], '0x')), null);
+  });
+
+  test('owner() answers decode to an address, anything wider to null', () => {
+    assert.equal(decodeAddressWord(`0x${pad32(USER)}`), USER);
+    assert.equal(decodeAddressWord(`0x${'ff'.repeat(32)}`), null);
+    assert.equal(decodeAddressWord('0x'), null);
+    assert.equal(calldata.owner(), '0x8da5cb5b');
   });
 });

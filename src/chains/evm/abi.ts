@@ -1,8 +1,74 @@
 import type { TransferRecord } from '../../internal/records.js';
-import type { EvmLog } from './types.js';
+import type { BalanceEvent, BalanceEventKind, EvmLog } from './types.js';
 
 /** keccak256("Transfer(address,address,uint256)"), shared by ERC-20 and ERC-721. */
 export const TRANSFER_TOPIC = '0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+/**
+ * topic0 of the events that move a token's balances without a `Transfer` log (docs/reliability.md,
+ * "Exact balances"): WETH9's `Deposit(address indexed dst, uint wad)` and
+ * `Withdrawal(address indexed src, uint wad)`, Tether's `Issue(uint amount)`, `Redeem(uint amount)`
+ * and `DestroyedBlackFunds(address _blackListedUser, uint _balance)` (nothing indexed).
+ */
+export const BALANCE_EVENT_TOPICS: Readonly<Record<BalanceEventKind, string>> = {
+  deposit: '0xe1fffcc4923d04b559f4d29a8bfc6cda04eb5b0d3c460751c2402c5c5cc9109c',
+  withdrawal: '0x7fcf532c15f0a6db0bd6d0e038bea71d30d808c7d98cb3bf7268a95bf5081b65',
+  issue: '0xcb8241adb0c3fdb35b70c24ce35c5eb0c17af7431c99f827d44a445ca624176a',
+  redeem: '0x702d5967f45f6513a38ffc42d6ba9bf230bd40e8f53b16363c7eb4fd2deb9a44',
+  destroyedBlackFunds: '0x61e6e66b0d6339b2980aecc6ccc0039736791f0ccde9ed512e789a7fbdd698c6',
+};
+
+/** The balance event of each topic0 of {@link BALANCE_EVENT_TOPICS}. */
+export const BALANCE_EVENT_OF_TOPIC: ReadonlyMap<string, BalanceEventKind> = new Map(
+  Object.entries(BALANCE_EVENT_TOPICS).map(([kind, topic]) => [topic, kind as BalanceEventKind]),
+);
+
+/**
+ * The topic0 alternatives every `eth_getLogs` of the indexer asks for (one request: a node
+ * answers an OR of topics as cheaply as one topic): Transfer first, then the balance events.
+ */
+export const INDEXED_TOPICS: readonly string[] = [TRANSFER_TOPIC, ...Object.values(BALANCE_EVENT_TOPICS)];
+
+/**
+ * The (non-indexed) topics and 32-byte data words of each balance event in the layout the
+ * contracts that define it emit. A log with the same topic0 in another layout (a contract that
+ * declared `Deposit(address, uint256)` without `indexed`) is another event and is ignored.
+ */
+export const BALANCE_EVENT_LAYOUT: Readonly<Record<BalanceEventKind, { topics: number; words: number }>> = {
+  deposit: { topics: 2, words: 1 },
+  withdrawal: { topics: 2, words: 1 },
+  issue: { topics: 1, words: 1 },
+  redeem: { topics: 1, words: 1 },
+  destroyedBlackFunds: { topics: 1, words: 2 },
+};
+
+/**
+ * Decodes a balance event (see {@link BALANCE_EVENT_TOPICS}) in its contract's layout, or null for
+ * anything else. `holder` is null for `Issue`/`Redeem`: they credit and debit the contract's
+ * `owner()` at the block, which only a node call can tell.
+ */
+export function decodeBalanceEventLog(log: EvmLog): BalanceEvent | null {
+  const topic0 = log.topics[0];
+  if (topic0 === undefined) return null;
+  const kind = BALANCE_EVENT_OF_TOPIC.get(topic0.toLowerCase());
+  if (kind === undefined) return null;
+  const layout = BALANCE_EVENT_LAYOUT[kind];
+  if (log.topics.length !== layout.topics || log.data.length !== 2 + 64 * layout.words) return null;
+  if (!HEX_BODY.test(log.data.slice(2))) return null;
+  const data = log.data.toLowerCase();
+  let holder: string | null = null;
+  if (layout.topics === 2) holder = `0x${log.topics[1]!.slice(-40).toLowerCase()}`;
+  else if (kind === 'destroyedBlackFunds') holder = `0x${data.slice(26, 66)}`;
+  return {
+    kind,
+    token: log.address.toLowerCase(),
+    blockNumber: log.blockNumber,
+    logIndex: log.logIndex,
+    txHash: log.transactionHash.toLowerCase(),
+    holder,
+    amount: BigInt(`0x${data.slice(2 + 64 * (layout.words - 1))}`),
+  };
+}
 
 /** 4-byte selectors of the read-only functions we call. */
 export const SELECTORS = {
@@ -12,6 +78,7 @@ export const SELECTORS = {
   totalSupply: '0x18160ddd',
   cap: '0x355274ea',
   balanceOf: '0x70a08231',
+  owner: '0x8da5cb5b',
 } as const;
 
 const HEX_BODY = /^(?:[0-9a-fA-F]{2})*$/;
@@ -116,7 +183,15 @@ export const calldata = {
   totalSupply: (): string => SELECTORS.totalSupply,
   cap: (): string => SELECTORS.cap,
   balanceOf: (owner: string): string => SELECTORS.balanceOf + encodeAddressWord(owner),
+  owner: (): string => SELECTORS.owner,
 };
+
+/** The address of an `owner()` answer (one word, the address in its low 20 bytes), or null. */
+export function decodeAddressWord(hex: string): string | null {
+  const value = decodeUint(hex);
+  if (value === null || value >= 1n << 160n) return null;
+  return `0x${value.toString(16).padStart(40, '0')}`;
+}
 
 /**
  * Multicall3 (github.com/mds1/multicall3): deployed at this address on most EVM chains, through

@@ -6,9 +6,9 @@
  */
 import type { TransferRecord } from '../../internal/records.js';
 import { InvalidRpcResponseError } from '../jsonrpc/errors.js';
-import { decodeTransferLog, TRANSFER_TOPIC } from './abi.js';
+import { BALANCE_EVENT_OF_TOPIC, decodeBalanceEventLog, decodeTransferLog, TRANSFER_TOPIC } from './abi.js';
 import type { ScannedTransfers } from './log-scanner.js';
-import type { EvmBlockHeader, EvmLog } from './types.js';
+import type { BalanceEvent, EvmBlockHeader, EvmLog } from './types.js';
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
@@ -20,16 +20,22 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 export function transfersOfLogsAnswer(result: unknown, from: number, to: number): ScannedTransfers {
   const logs = parseLogs(result, from, to);
   const transfers: TransferRecord[] = [];
+  const events: BalanceEvent[] = [];
   for (const log of logs) {
-    const transfer = decodeTransferLog(log, log.blockTimestamp ?? -1);
-    if (transfer !== null) transfers.push(transfer);
+    if (log.topics[0] === TRANSFER_TOPIC) {
+      const transfer = decodeTransferLog(log, log.blockTimestamp ?? -1);
+      if (transfer !== null) transfers.push(transfer);
+    } else {
+      const event = decodeBalanceEventLog(log);
+      if (event !== null) events.push(event);
+    }
   }
-  return { transfers, logCount: logs.length };
+  return { transfers, events, logCount: logs.length };
 }
 
 /**
  * The logs of an `eth_getLogs` result for blocks `from..to`, validated, in chain order, without
- * the `removed` ones; all of them Transfer-topic logs.
+ * the `removed` ones; all of them with the Transfer topic or a balance event's (`INDEXED_TOPICS`).
  */
 export function parseLogs(raw: unknown, from: number, to: number): EvmLog[] {
   if (!Array.isArray(raw)) throw new InvalidRpcResponseError('eth_getLogs result is not an array');
@@ -45,8 +51,11 @@ export function parseLogs(raw: unknown, from: number, to: number): EvmLog[] {
     if (log.blockNumber < from || log.blockNumber > to) {
       throw new InvalidRpcResponseError(`eth_getLogs: log of block ${log.blockNumber} outside ${from}-${to}`);
     }
-    if (log.topics[0] !== TRANSFER_TOPIC)
-      throw new InvalidRpcResponseError('eth_getLogs: log without the Transfer topic');
+    const topic0 = log.topics[0];
+    if (topic0 !== TRANSFER_TOPIC && (topic0 === undefined || !BALANCE_EVENT_OF_TOPIC.has(topic0)))
+      throw new InvalidRpcResponseError(
+        'eth_getLogs: log without the Transfer topic or a balance event topic',
+      );
     // Two hashes for one height mean the node reorganised during the query: ask again.
     const known = hashOfBlock.get(log.blockNumber);
     if (known === undefined) hashOfBlock.set(log.blockNumber, log.blockHash);

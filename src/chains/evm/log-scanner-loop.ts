@@ -6,9 +6,10 @@
  * module's own constants.
  */
 import type { TransferRecord } from '../../internal/records.js';
-import { TRANSFER_TOPIC } from './abi.js';
+import { BALANCE_EVENT_LAYOUT, BALANCE_EVENT_TOPICS, TRANSFER_TOPIC } from './abi.js';
 import { internAddress } from './address-interning.js';
 import type { ScannedTransfers } from './log-scanner.js';
+import type { BalanceEvent, BalanceEventKind } from './types.js';
 
 /** Per byte: 0 for 0-9 and a-f, 1 for anything else (upper case goes to the general path). */
 const NOT_LOWER_HEX = new Uint8Array(256).fill(1);
@@ -79,6 +80,15 @@ const NAME = {
   blockTimestamp: ascii('blockTimestamp'),
 };
 const TRANSFER_TOPIC_BYTES = ascii(TRANSFER_TOPIC);
+/** The balance events' topics (abi.ts), compared only with a topic that is not Transfer's. */
+const BALANCE_TOPIC_BYTES = Object.entries(BALANCE_EVENT_TOPICS).map(
+  ([kind, topic]) => [kind as BalanceEventKind, ascii(topic)] as const,
+);
+/** The balance event whose topic is at `at`, or null. */
+function balanceKindAt(at: number): BalanceEventKind | null {
+  for (const [kind, topic] of BALANCE_TOPIC_BYTES) if (bytesAt(b, at, topic)) return kind;
+  return null;
+}
 const FALSE = ascii('false');
 const NULL = ascii('null');
 const LITERALS = [NULL, ascii('true'), FALSE];
@@ -321,6 +331,7 @@ function scanEnvelope(id: number): ScannedTransfers {
 /** The `result` array. */
 function readLogs(start: number): { value: ScannedTransfers; next: number } {
   const transfers: TransferRecord[] = [];
+  const events: BalanceEvent[] = [];
   let logCount = 0;
   let previousBlock = -1;
   let previousLogIndex = -1;
@@ -329,7 +340,7 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
   let previousTxHash = '';
   let i = expect(start, OPEN_BRACKET);
   i = ws(i);
-  if (b[i] === CLOSE_BRACKET) return { value: { transfers, logCount }, next: i + 1 };
+  if (b[i] === CLOSE_BRACKET) return { value: { transfers, events, logCount }, next: i + 1 };
   for (;;) {
     // ---- one log ----
     i = expect(i, OPEN_BRACE);
@@ -366,7 +377,7 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
           else {
             for (;;) {
               if (topicCount === 4) throw NOT_PLAIN;
-              // The first topic must be the Transfer topic byte for byte (checked below).
+              // The first topic must be one asked for, byte for byte (checked below).
               i = hexString(i, 64, topicCount !== 0);
               topics[topicCount++] = at;
               i = ws(i);
@@ -426,7 +437,11 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
 
     // ---- the general path's checks, on numbers and positions ----
     if (blockNumber < fromBlock || blockNumber > toBlock) throw NOT_PLAIN;
-    if (topicCount === 0 || !bytesAt(b, topics[0]!, TRANSFER_TOPIC_BYTES)) throw NOT_PLAIN;
+    if (topicCount === 0) throw NOT_PLAIN;
+    // Transfer, or else one of the balance events (rare: compared only when it is not Transfer).
+    const isTransfer = bytesAt(b, topics[0]!, TRANSFER_TOPIC_BYTES);
+    const kind = isTransfer ? null : balanceKindAt(topics[0]!);
+    if (!isTransfer && kind === null) throw NOT_PLAIN;
     if (blockNumber === previousBlock) {
       if (logIndex <= previousLogIndex || !sameBytes(b, blockHash, previousBlockHashAt, 66)) throw NOT_PLAIN;
     } else if (blockNumber < previousBlock) {
@@ -441,8 +456,21 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
     previousLogIndex = logIndex;
     logCount++;
 
-    // ---- decoding: fungible transfers only (3 topics and one 32-byte word), as decodeTransferLog ----
-    if (topicCount === 3 && dataDigits === 64) {
+    // ---- decoding: fungible transfers (3 topics and one 32-byte word), as decodeTransferLog ----
+    if (kind !== null) {
+      const event = balanceEvent(
+        kind,
+        address,
+        topics,
+        topicCount,
+        data,
+        dataDigits,
+        blockNumber,
+        logIndex,
+        txHash,
+      );
+      if (event !== null) events.push(event);
+    } else if (topicCount === 3 && dataDigits === 64) {
       // One string per transaction: consecutive logs of a transaction share its hash.
       if (previousTxHashAt === -1 || !sameBytes(b, txHash, previousTxHashAt, 66)) {
         previousTxHashAt = txHash;
@@ -467,5 +495,34 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
     if (c === CLOSE_BRACKET) break;
     if (c !== COMMA) throw NOT_PLAIN;
   }
-  return { value: { transfers, logCount }, next: i };
+  return { value: { transfers, events, logCount }, next: i };
+}
+
+/** A balance event in its contract's layout, as `decodeBalanceEventLog` decodes it, or null. */
+function balanceEvent(
+  kind: BalanceEventKind,
+  address: number,
+  topics: readonly number[],
+  topicCount: number,
+  data: number,
+  dataDigits: number,
+  blockNumber: number,
+  logIndex: number,
+  txHash: number,
+): BalanceEvent | null {
+  const layout = BALANCE_EVENT_LAYOUT[kind];
+  if (topicCount !== layout.topics || dataDigits !== 64 * layout.words) return null;
+  let holder: string | null = null;
+  if (layout.topics === 2) holder = internAddress(b, topics[1]! + 26);
+  else if (kind === 'destroyedBlackFunds') holder = internAddress(b, data + 26);
+  const amountAt = data + 2 + 64 * (layout.words - 1);
+  return {
+    kind,
+    token: internAddress(b, address + 2),
+    blockNumber,
+    logIndex,
+    txHash: b.toString('latin1', txHash, txHash + 66),
+    holder,
+    amount: BigInt(`0x${b.toString('latin1', amountAt, amountAt + 64)}`),
+  };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { seededRandomInt as random } from '../../internal/random.js';
-import { TRANSFER_TOPIC } from './abi.js';
+import { INDEXED_TOPICS, TRANSFER_TOPIC } from './abi.js';
 import { transfersOfLogsAnswer } from './answer-parsing.js';
 import { type ScannedTransfers, scanTransferLogs } from './log-scanner.js';
 import type { RawLog } from './testing/fixture-node.js';
@@ -39,10 +39,13 @@ function bothPaths(text: string, id: number, from: number, to: number) {
 
 const hexToNumber = (hex: string): number => Number.parseInt(hex, 16);
 
-/** The recorded mainnet Transfer-topic logs of one set, in chain order, and their block span. */
+/**
+ * The recorded mainnet logs of one set the indexer asks for (Transfer's and the balance events'
+ * topics), in chain order, and their block span.
+ */
 function mainnetLogs(dir: string): { logs: RawLog[]; from: number; to: number } {
   const logs = loadFixtureSet(dir)
-    .logs.filter((log) => log.topics[0]?.toLowerCase() === TRANSFER_TOPIC)
+    .logs.filter((log) => INDEXED_TOPICS.includes(log.topics[0]?.toLowerCase() ?? ''))
     .map((log) => ({ ...log, removed: false }))
     .sort(
       (a, b) =>
@@ -66,6 +69,7 @@ const answer = (result: unknown, id = 7): string => JSON.stringify({ jsonrpc: '2
 describe('scanTransferLogs', () => {
   it('reads the real mainnet answers exactly as the general path does', () => {
     let transfers = 0;
+    let events = 0;
     for (const dir of SETS) {
       const { logs, from, to } = mainnetLogs(dir);
       assert.ok(logs.length > 0, dir);
@@ -73,9 +77,12 @@ describe('scanTransferLogs', () => {
       assert.ok(fast !== null, `${dir}: the plain answer took the general path`);
       assert.equal(fast.logCount, logs.length);
       transfers += fast.transfers.length;
+      events += fast.events.length;
     }
     // 282 + 1 + 2 fungible transfers in the ethereum-etl sets alone (ERC-721 logs are only counted).
     assert.ok(transfers >= 285, `only ${transfers} transfers`);
+    // WETH's 30 deposits and 31 withdrawals in blocks 17173049-17173050.
+    assert.ok(events >= 61, `only ${events} balance events`);
   });
 
   it('reads answers in any layout: spaces, key order, extra keys, timestamps, removed: false', () => {
@@ -103,7 +110,7 @@ describe('scanTransferLogs', () => {
       assert.equal(fast.transfers[0]!.time, 1_680_000_000);
     }
     const { fast } = bothPaths(answer([]), 7, 1, 2);
-    assert.deepEqual(fast, { transfers: [], logCount: 0 });
+    assert.deepEqual(fast, { transfers: [], events: [], logCount: 0 });
   });
 
   it('keeps apart addresses that end alike (the address cache is keyed by the last digits)', () => {
@@ -169,13 +176,13 @@ describe('scanTransferLogs', () => {
     }
   });
 
-  it('never reads an answer differently from the general path (5,000 random corruptions)', () => {
-    const { logs, from, to } = mainnetLogs('ethereum-etl/stream_blocks_1755634_1755635');
+  /** Random corruptions of `logs`' answer: both paths read each alike, or the scanner leaves it. */
+  function corruptions(logs: RawLog[], from: number, to: number, count: number, seed: number): number {
     const base = answer(logs);
-    const rand = random(42);
+    const rand = random(seed);
     const alphabet = '0123456789abcdefABCDEF"{}[],: \\x-.eE';
     let read = 0;
-    for (let n = 0; n < 5_000; n++) {
+    for (let n = 0; n < count; n++) {
       let text = base;
       const edits = 1 + rand(3);
       for (let e = 0; e < edits; e++) {
@@ -188,8 +195,33 @@ describe('scanTransferLogs', () => {
       }
       if (bothPaths(text, 7, from, to).fast !== null) read++;
     }
+    return read;
+  }
+
+  it('never reads an answer differently from the general path (5,000 random corruptions)', () => {
+    const { logs, from, to } = mainnetLogs('ethereum-etl/stream_blocks_1755634_1755635');
+    const read = corruptions(logs, from, to, 5_000, 42);
     // Most corruptions break the answer; some (a hex digit for another) leave a valid one, which
     // both paths must read alike. Both kinds must occur for the test to mean anything.
     assert.ok(read > 50 && read < 4_950, `${read} of 5,000 corrupted answers read`);
+  });
+
+  it('nor an answer with balance events (1,000 random corruptions of WETH deposits and withdrawals)', () => {
+    const { logs } = mainnetLogs('ethereum-etl/stream_blocks_17173049_17173050');
+    // Every balance event of the set and as many transfers, in chain order.
+    const events = logs.filter((log) => log.topics[0] !== TRANSFER_TOPIC);
+    const mixed = [
+      ...events,
+      ...logs.filter((log) => log.topics[0] === TRANSFER_TOPIC).slice(0, events.length),
+    ].sort(
+      (a, b) =>
+        hexToNumber(a.blockNumber) - hexToNumber(b.blockNumber) ||
+        hexToNumber(a.logIndex) - hexToNumber(b.logIndex),
+    );
+    const numbers = mixed.map((log) => hexToNumber(log.blockNumber));
+    const [from, to] = [Math.min(...numbers), Math.max(...numbers)];
+    assert.equal(bothPaths(answer(mixed), 7, from, to).fast?.events.length, events.length);
+    const read = corruptions(mixed, from, to, 1_000, 18);
+    assert.ok(read > 10 && read < 990, `${read} of 1,000 corrupted answers read`);
   });
 });

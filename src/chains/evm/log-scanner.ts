@@ -26,11 +26,14 @@
 import { isAscii } from 'node:buffer';
 import type { TransferRecord } from '../../internal/records.js';
 import { scanPlainAnswer } from './log-scanner-loop.js';
+import type { BalanceEvent } from './types.js';
 
 /** What {@link scanTransferLogs} reads from one answer. */
 export interface ScannedTransfers {
   /** Fungible transfers, in chain order; `time` is -1 where the log had no `blockTimestamp`. */
   transfers: TransferRecord[];
+  /** Balance events (`decodeBalanceEventLog`), in chain order. */
+  events: BalanceEvent[];
   /** Logs in the answer, transfers or not (for the range planner). */
   logCount: number;
 }

@@ -5,7 +5,13 @@ import { silentLogger } from '../../internal/logger.js';
 import type { TransferRecord } from '../../internal/records.js';
 import { InvalidRpcResponseError, RangeTooLargeError, StateUnavailableError } from '../jsonrpc/errors.js';
 import { createRpcClient } from '../jsonrpc/rpc-client.js';
-import { calldata, decodeTransferLog } from './abi.js';
+import {
+  BALANCE_EVENT_TOPICS,
+  calldata,
+  decodeBalanceEventLog,
+  decodeTransferLog,
+  TRANSFER_TOPIC,
+} from './abi.js';
 import { createEvmSource } from './source.js';
 import {
   type FixtureLimits,
@@ -46,7 +52,8 @@ async function withSource(
  * indexer's `getTransfers` reads most answers with the scanner, held to this path by its tests).
  */
 async function indexRange(source: EvmSource, from: number, to: number, withTime: boolean) {
-  const logs = await source.getTransferLogs(from, to);
+  // The balance events' logs come in the same answer; decoded apart (see the WETH test below).
+  const logs = (await source.getTransferLogs(from, to)).filter((log) => log.topics[0] === TRANSFER_TOPIC);
   const numbers = [...new Set(logs.map((log) => log.blockNumber))];
   const headers = withTime ? await source.getHeaders(numbers) : [];
   const time = new Map(headers.map((h) => [h.number, h.timestamp]));
@@ -192,23 +199,65 @@ describe('evm source: real transfers reproduce ethereum-etl', () => {
     });
   });
 
+  test("blocks 17173049-17173050: WETH's 30 deposits and 31 withdrawals, as ethereum-etl exported them", async () => {
+    // ethereum-etl's own export of every log of the range (not the recordings the node serves).
+    const kinds = new Map(Object.entries(BALANCE_EVENT_TOPICS).map(([kind, topic]) => [topic, kind]));
+    const expected = expectedLogRows()
+      .filter((r) => kinds.has((r.topics as string[])[0]!))
+      .map((r) => ({
+        kind: kinds.get((r.topics as string[])[0]!),
+        token: r.address,
+        blockNumber: Number(r.block_number),
+        logIndex: Number(r.log_index),
+        txHash: r.transaction_hash,
+        holder: `0x${(r.topics as string[])[1]!.slice(-40)}`,
+        amount: BigInt(r.data as string),
+      }))
+      .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+    assert.deepEqual(
+      [
+        expected.filter((e) => e.kind === 'deposit').length,
+        expected.filter((e) => e.kind === 'withdrawal').length,
+      ],
+      [30, 31],
+    );
+    await withSource(loadEthereumEtlSet('stream_blocks_17173049_17173050'), async (source) => {
+      // The backfill's path (the scanner) and the general path (logs, then the decoder) agree with it.
+      const scanned = await source.getTransfers(17173049, 17173050);
+      assert.deepEqual(scanned.events, expected);
+      assert.equal(scanned.transfers.length, 282);
+      const logs = await source.getTransferLogs(17173049, 17173050);
+      assert.equal(scanned.logCount, logs.length);
+      assert.deepEqual(
+        logs.flatMap((log) => decodeBalanceEventLog(log) ?? []),
+        expected,
+      );
+    });
+  });
+
   test('a range refused by the provider surfaces as RangeTooLargeError', async () => {
     const limits: FixtureLimits = { maxResults: 150 };
     await withSource({ ...loadEthereumEtlSet('stream_blocks_17173049_17173050'), limits }, async (source) => {
       await assert.rejects(source.getTransferLogs(17173049, 17173050), RangeTooLargeError);
-      assert.equal((await source.getTransferLogs(17173049, 17173049)).length, 114);
+      // 114 Transfer logs and 25 of WETH's deposits and withdrawals.
+      assert.equal((await source.getTransferLogs(17173049, 17173049)).length, 139);
     });
   });
 });
 
 /** `txHash:logIndex` → transaction_index, from ethereum-etl's exported logs of 17173049-17173050. */
 function transactionIndexOfLogs(): Map<string, number> {
+  const rows = expectedLogRows();
+  return new Map(rows.map((r) => [`${r.transaction_hash}:${r.log_index}`, Number(r.transaction_index)]));
+}
+
+/** ethereum-etl's exported logs of 17173049-17173050, one object per line. */
+function expectedLogRows(): Record<string, unknown>[] {
   const file = evmFixturePath('ethereum-etl/stream_blocks_17173049_17173050/expected/expected_logs.json');
-  const rows = readFileSync(file, 'utf8')
+  return readFileSync(file, 'utf8')
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => parseJsonBigIntSafe(line) as Record<string, unknown>);
-  return new Map(rows.map((r) => [`${r.transaction_hash}:${r.log_index}`, Number(r.transaction_index)]));
 }
 
 describe('evm source: logs by block hash', () => {

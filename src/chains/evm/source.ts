@@ -9,7 +9,7 @@ import { classifyRpcError } from '../jsonrpc/error-classification.js';
 import { InvalidRpcResponseError, RangeTooLargeError, RpcResponseError } from '../jsonrpc/errors.js';
 import { createRetryInvalid } from '../jsonrpc/retry-invalid.js';
 import { type RpcClient, ScannedAnswer } from '../jsonrpc/rpc-client.js';
-import { TRANSFER_TOPIC, toQuantity } from './abi.js';
+import { INDEXED_TOPICS, toQuantity } from './abi.js';
 import {
   assertBlockNumber,
   parseHeader,
@@ -65,7 +65,7 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     if (to < from) throw new RangeError(`getTransferLogs: to (${to}) is below from (${from})`);
     return retryInvalid('eth_getLogs', async () => {
       const raw = await rpc.request<unknown>('eth_getLogs', [
-        { fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC] },
+        { fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [INDEXED_TOPICS] },
       ]);
       return parseLogs(raw, from, to);
     });
@@ -78,7 +78,7 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
     return retryInvalid('eth_getLogs', async () => {
       const answer = await rpc.request<unknown>(
         'eth_getLogs',
-        [{ fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [TRANSFER_TOPIC] }],
+        [{ fromBlock: toQuantity(from), toBlock: toQuantity(to), topics: [INDEXED_TOPICS] }],
         (bytes, id) => scanTransferLogs(bytes, id, from, to),
       );
       if (answer instanceof ScannedAnswer) return answer.value as ScannedTransfers;
@@ -95,7 +95,7 @@ export function createEvmSource(options: EvmSourceOptions): EvmSource {
       const answers = await rpc.batch(
         blocks.map((block) => ({
           method: 'eth_getLogs',
-          params: [{ blockHash: block.hash, topics: [TRANSFER_TOPIC] }],
+          params: [{ blockHash: block.hash, topics: [INDEXED_TOPICS] }],
         })),
       );
       const logs: EvmLog[] = [];

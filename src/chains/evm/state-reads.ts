@@ -13,6 +13,7 @@ import type { RpcBatchCall, RpcBatchItem, RpcClient } from '../jsonrpc/rpc-clien
 import {
   calldata,
   decodeAbiStringOrBytes32,
+  decodeAddressWord,
   decodeAggregate3,
   decodeDecimals,
   decodeUint,
@@ -29,7 +30,13 @@ const DEAD = '0x000000000000000000000000000000000000dead';
 /** The state-reading part of an {@link EvmSource}. */
 export type EvmStateReads = Pick<
   EvmSource,
-  'readTokenMetadata' | 'readSupplies' | 'readBalances' | 'hasCode' | 'readBalancesAt'
+  | 'readTokenMetadata'
+  | 'readSupplies'
+  | 'readBalances'
+  | 'hasCode'
+  | 'readBalancesAt'
+  | 'readOwners'
+  | 'looksLikeTokens'
 >;
 
 /** The state reads over `rpc`, each attempt run by `retryInvalid` (the source's). */
@@ -241,7 +248,67 @@ export function createStateReads(deps: {
     });
   }
 
-  return { readTokenMetadata, readSupplies, readBalances, hasCode, readBalancesAt };
+  /**
+   * One `eth_call` per entry of `calls` at its block, in one batch; where the node has no state at
+   * a block, those calls again at `latest`. The hex results (null: the call failed, a revert).
+   */
+  async function callsAtBlocks(
+    what: string,
+    calls: readonly { to: string; data: string; block: number }[],
+  ): Promise<(string | null)[]> {
+    if (calls.length === 0) return [];
+    for (const call of calls) assertBlockNumber(call.block);
+    return retryInvalid(what, async () => {
+      const answers = await rpc.batch(calls.map((c) => ethCall(normalizeAddress(c.to), c.data, c.block)));
+      // As for supplies: a node behind a load balancer lacks the block; ask again.
+      if (answers.some(lacksBlock))
+        throw new InvalidRpcResponseError(`${what}: the node has not got the block yet`);
+      const stale = calls.flatMap((_, i) => (isMissingState(answers[i]!) ? [i] : []));
+      if (stale.length > 0) {
+        logger.debug({ calls: stale.length }, `no state at block, reading ${what} at latest`);
+        const retried = await rpc.batch(
+          stale.map((i) => ethCall(normalizeAddress(calls[i]!.to), calls[i]!.data, 'latest')),
+        );
+        stale.forEach((i, k) => {
+          answers[i] = retried[k]!;
+        });
+      }
+      return answers.map((answer, i) => callResult(answer, calls[i]!.block));
+    });
+  }
+
+  async function readOwners(
+    contracts: readonly { contract: string; block: number }[],
+  ): Promise<(string | null)[]> {
+    const results = await callsAtBlocks(
+      'owner()',
+      contracts.map(({ contract, block }) => ({ to: contract, data: calldata.owner(), block })),
+    );
+    return results.map((hex) => (hex === null ? null : decodeAddressWord(hex)));
+  }
+
+  async function looksLikeTokens(contracts: readonly string[], block: number): Promise<boolean[]> {
+    const probes = [calldata.totalSupply(), calldata.decimals(), calldata.balanceOf(ZERO)];
+    const results = await callsAtBlocks(
+      'token probe',
+      contracts.flatMap((to) => probes.map((data) => ({ to, data, block }))),
+    );
+    return contracts.map((_, c) =>
+      results
+        .slice(c * probes.length, (c + 1) * probes.length)
+        .every((hex) => hex !== null && decodeUint(hex) !== null),
+    );
+  }
+
+  return {
+    readTokenMetadata,
+    readSupplies,
+    readBalances,
+    hasCode,
+    readBalancesAt,
+    readOwners,
+    looksLikeTokens,
+  };
 }
 
 /** Calls per `aggregate3`: 500 `balanceOf` take about 3.5M gas, far below the usual `eth_call` gas caps. */

@@ -15,6 +15,26 @@ export interface EvmLog {
   blockTimestamp?: number;
 }
 
+/** The events that move balances without a `Transfer` log (see `BALANCE_EVENT_TOPICS` in abi.ts). */
+export type BalanceEventKind = 'deposit' | 'withdrawal' | 'issue' | 'redeem' | 'destroyedBlackFunds';
+
+/**
+ * A balance event as decoded from its log: what it says, before the indexer decides whether it
+ * applies (docs/reliability.md, "Exact balances") and turns it into a `BalanceChange`.
+ */
+export interface BalanceEvent {
+  kind: BalanceEventKind;
+  /** The contract that emitted it. */
+  token: string;
+  blockNumber: number;
+  logIndex: number;
+  txHash: string;
+  /** `dst`/`src`/the blacklisted address; null for `issue`/`redeem` (the contract's `owner()`). */
+  holder: string | null;
+  /** The amount the event names (unsigned; the kind says credit or debit). */
+  amount: bigint;
+}
+
 /** A block header as the indexer needs it. */
 export interface EvmBlockHeader {
   number: number;
@@ -46,16 +66,20 @@ export type BlockTag = number | 'latest';
 export interface EvmSource {
   chainId(): Promise<number>;
   blockNumber(): Promise<number>;
-  /** Logs with the ERC-20/721 Transfer topic in `[from, to]`, ordered by block then log index. */
+  /**
+   * Logs in `[from, to]` with the ERC-20/721 Transfer topic or a balance event's (`INDEXED_TOPICS`),
+   * ordered by block then log index.
+   */
   getTransferLogs(from: number, to: number): Promise<EvmLog[]>;
   /**
    * The fungible ERC-20 transfers of `[from, to]` (what `decodeTransferLog` makes of
-   * `getTransferLogs`), in chain order, with the number of logs read; `time` is -1 where the node
-   * sent no `blockTimestamp`. The backfill's path: most answers are read without `JSON.parse`.
+   * `getTransferLogs`) and the balance events (`decodeBalanceEventLog`), each in chain order, with
+   * the number of logs read; `time` is -1 where the node sent no `blockTimestamp`. The backfill's
+   * path: most answers are read without `JSON.parse`.
    */
   getTransfers(from: number, to: number): Promise<ScannedTransfers>;
   /**
-   * Transfer-topic logs of exactly these blocks, asked by block hash (EIP-234), ordered like
+   * Transfer-topic and balance-event logs of exactly these blocks, asked by block hash (EIP-234), ordered like
    * `getTransferLogs`. Unlike a range, which a node behind a load balancer answers up to its own
    * head without saying so, a block the node lacks is an error (retried), never an empty list.
    */
@@ -71,6 +95,17 @@ export interface EvmSource {
    * the call reverts. A node without state at that block is an error (no silent fallback).
    */
   readBalances(token: string, holders: readonly string[], blockTag: BlockTag): Promise<(bigint | null)[]>;
+  /**
+   * `owner()` of each contract at its block, in the same order; null where the call reverts or
+   * answers no address. A node without state at a block is asked at `latest` instead (ownership
+   * rarely moves; docs/reliability.md says what that costs).
+   */
+  readOwners(contracts: readonly { contract: string; block: number }[]): Promise<(string | null)[]>;
+  /**
+   * Whether each contract answers like an ERC-20 token at `block`: `totalSupply()`, `decimals()`
+   * and `balanceOf(0x0)` each answer a 32-byte word (at `latest` where the node has no state there).
+   */
+  looksLikeTokens(contracts: readonly string[], block: number): Promise<boolean[]>;
   /**
    * Whether each address has code at `block` (`eth_getCode`). A node without state at that block
    * fails with `StateUnavailableError` once its attempts are spent.

@@ -24,6 +24,9 @@
  *   backend that writes them at once answers them as of the checkpoint, and its `balancesBlock`
  *   is then unset; `scanHoldings` may list `{0n, 0}` rows beside
  *   those the model requires (every pair with a non-zero balance or a transfer naming it).
+ * - Balance changes without a transfer (`balance-changes.ts`) are no transfers: a token named only by
+ *   them is listed with `transferCount` 0; a rollback that removes only such changes still names
+ *   their token in `affectedTokens`, and `removedTransfers` does not count them.
  * NEO's choices are stated in `neo.ts`.
  */
 import { describe } from 'node:test';
@@ -31,6 +34,7 @@ import type { Store } from '../types.js';
 import { runAddressHistoryCases } from './address-history.js';
 import { runAddressCases } from './addresses.js';
 import { runApiKeyCases } from './api-keys.js';
+import { runBalanceChangeCases } from './balance-changes.js';
 import { runBatchCases } from './batches.js';
 import { runChainStatusCases } from './chain-status.js';
 import type { ContractContext, StoreUnderTest } from './fixtures.js';
@@ -83,6 +87,7 @@ export function runStoreContractSuite(
     runAddressCases(context);
     runHolderCases(context);
     runAddressHistoryCases(context);
+    runBalanceChangeCases(context);
     if (options.neo !== false) {
       runNeoCases(context);
       runNeoAddressCases(context);

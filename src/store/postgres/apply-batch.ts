@@ -254,6 +254,26 @@ export async function applyBatchIn(
   const changeParams = await overlap(inserting, () =>
     changes.length > 0 ? prepareChanges(changes, false, encode) : null,
   );
+  const balanceChanges = tokens.flatMap((token) => token.changes);
+  if (balanceChanges.length > 0) {
+    const tokenIds = balanceChanges.map((c) => ids.get(encode(c.token))!);
+    await run(client, 'insertBalanceChanges', [
+      int4Array(tokenIds),
+      int4Array(balanceChanges.map((c) => c.logIndex)),
+      int8Array(balanceChanges.map((c) => c.blockNumber)),
+      byteaArray(balanceChanges.map((c) => encode(c.holder))),
+      numericArray(balanceChanges.map((c) => c.amount)),
+    ]);
+    // Journaled like transfers, so a rollback finds their tokens.
+    balanceChanges.forEach((c, i) => {
+      const entry = `${c.blockNumber}:${tokenIds[i]}`;
+      if (c.blockNumber >= journalFrom && !journal.has(entry)) {
+        journal.add(entry);
+        journalBlocks.push(c.blockNumber);
+        journalTokens.push(tokenIds[i]!);
+      }
+    });
+  }
   if (journalBlocks.length > 0) {
     await run(client, 'insertJournal', [chain, int8Array(journalBlocks), int4Array(journalTokens)]);
   }

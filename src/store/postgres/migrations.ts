@@ -195,6 +195,23 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: '',
     fill: upgradeAddressIndex,
   },
+  {
+    // Balance changes without a `Transfer` log (issue #18; `IndexBatch.balanceChanges`): WETH9's
+    // Deposit/Withdrawal, Tether's Issue/Redeem/DestroyedBlackFunds. Keyed like `transfers`, so a
+    // rollback deletes a token's above a block by its key; `amount` is signed. A new table:
+    // nothing to fill.
+    name: '0009_balance_changes',
+    sql: `
+      CREATE TABLE balance_changes (
+        token_id integer NOT NULL,
+        log_index integer NOT NULL,
+        block_number bigint NOT NULL,
+        holder bytea NOT NULL,
+        amount numeric NOT NULL,
+        CONSTRAINT balance_changes_pkey PRIMARY KEY (token_id, block_number, log_index)
+      );
+    `,
+  },
 ];
 
 /** Highest applied version, or 0 when the migrations table does not exist yet. */

@@ -181,6 +181,21 @@ export function createScans(pool: pg.Pool): HistoryScans {
       return result.rows.map((row) => transferOfRow(token, row));
     },
 
+    async scanBalanceChanges(chain, token, after, limit) {
+      const result = await run<{ block_number: string; log_index: number; holder: string; amount: string }>(
+        pool,
+        'scanBalanceChanges',
+        [chain, encodeHex(token), after?.blockNumber ?? -1, after?.logIndex ?? -1, limit],
+      );
+      return result.rows.map((row) => ({
+        token,
+        blockNumber: Number(row.block_number),
+        logIndex: row.log_index,
+        holder: decodeHex(row.holder),
+        amount: decodeAmount(row.amount),
+      }));
+    },
+
     async scanBalances(chain, token, afterHolder, limit) {
       const result = await run<{ holder: string; amount: string }>(pool, 'scanBalances', [
         chain,

@@ -1,8 +1,8 @@
 /**
  * `rollback` of the PostgreSQL store: undoes every block above the target exactly. The candidate
  * tokens come from the rollback journal (or a probe of all tokens below its floor); their
- * transfers above the target are deleted, tokens first seen above it are dropped whole, and the
- * others get the net changes of the deleted rows back (apply-batch.ts `applyChanges`).
+ * transfers and balance changes above the target are deleted, tokens first seen above it are
+ * dropped whole, and the others get the net changes of the deleted rows back (apply-batch.ts `applyChanges`).
  */
 import type pg from 'pg';
 import { checkRollback } from '../batch-plan.js';
@@ -52,6 +52,21 @@ export async function rollbackIn(
       }
       list.push(r);
     }
+    const removedChanges = await run<{ token_id: number; holder: string; amount: string }>(
+      client,
+      'deleteBalanceChangesAbove',
+      [int4Array(tokenIds), toBlock],
+    );
+    const changesByToken = new Map<number, (readonly [string, bigint])[]>();
+    for (const r of removedChanges.rows) {
+      let list = changesByToken.get(r.token_id);
+      if (list === undefined) {
+        list = [];
+        changesByToken.set(r.token_id, list);
+        if (!byToken.has(r.token_id)) byToken.set(r.token_id, []);
+      }
+      list.push([decodeHex(r.holder), decodeAmount(r.amount)]);
+    }
     const tokens = await run<{ id: number; address: string; first_block: number }>(client, 'tokensById', [
       int4Array([...byToken.keys()]),
     ]);
@@ -65,6 +80,7 @@ export async function rollbackIn(
         toBlock,
         rows,
         (r) => [decodeHex(r.from_addr), decodeHex(r.to_addr), decodeAmount(r.value)] as const,
+        { rows: changesByToken.get(token.id) ?? [], decode: (c) => c },
       );
       if (kept === null) dropped.push(token.id);
       else {

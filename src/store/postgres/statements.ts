@@ -170,7 +170,15 @@ export const SQL = {
   journalTokens: 'SELECT DISTINCT token_id FROM recent_block_tokens WHERE chain = $1 AND block_number > $2',
   probeTokens: `
     SELECT id AS token_id FROM tokens AS k WHERE chain = $1
-    AND EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)`,
+    AND (EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)
+      OR EXISTS (SELECT 1 FROM balance_changes AS c WHERE c.token_id = k.id AND c.block_number > $2))`,
+  // Balance changes without a transfer (`IndexBatch.balanceChanges`, migration 0009).
+  insertBalanceChanges: `
+    INSERT INTO balance_changes (token_id, log_index, block_number, holder, amount)
+    SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bytea[], $5::numeric[])`,
+  deleteBalanceChangesAbove: `
+    DELETE FROM balance_changes WHERE token_id = ANY($1::integer[]) AND block_number > $2
+    RETURNING token_id, holder, amount`,
   // The transfers above the block and their `address_transfers` rows (found by primary key).
   deleteTransfersAbove: `
     WITH removed AS (
@@ -234,6 +242,11 @@ export const SQL = {
     ) AS p ON true`,
   scanTransfers: `
     SELECT block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time FROM transfers
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
+      AND (block_number, log_index) > ($3, $4)
+    ORDER BY block_number, log_index LIMIT $5`,
+  scanBalanceChanges: `
+    SELECT block_number, log_index, holder, amount FROM balance_changes
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
       AND (block_number, log_index) > ($3, $4)
     ORDER BY block_number, log_index LIMIT $5`,

@@ -17,6 +17,7 @@ import {
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch, SeedBalance, TransferRecord } from '../types.js';
 import type { AddressEntries } from './address-transfers.js';
+import type { BalanceChangeTable } from './balance-changes.js';
 import type { Balances, BatchBalances } from './balances.js';
 import { distinctList } from './batch-wire.js';
 import { type ChainRow, encodeHex, pushAmountParams, pushHexParams } from './codec.js';
@@ -34,6 +35,8 @@ export interface BatchContext {
   balances: Balances;
   neo: NeoTables;
   addresses: AddressEntries;
+  /** Balance changes without a transfer (`IndexBatch.balanceChanges`). */
+  changes: BalanceChangeTable;
 }
 
 /** The steps a batch's transaction is made of, shared by the object path and the columnar one. */
@@ -249,7 +252,7 @@ function writeAddressEntries(
 
 /** A batch's transaction, from its transfer objects; runs it with `.immediate`. */
 export function createApplyBatchTx(context: BatchContext, steps: BatchSteps) {
-  const { db, bulk, hexRows, addresses } = context;
+  const { db, bulk, hexRows, addresses, changes } = context;
   const { insertIfHex, flushHexRows } = hexRows;
   const { beginBatch, tokenIds, blockJournal, finishBatch } = steps;
   return db.transaction((batch: IndexBatch): BatchBalances => {
@@ -271,6 +274,7 @@ export function createApplyBatchTx(context: BatchContext, steps: BatchSteps) {
     flushHexRows();
     bulk.insertTransfers.run(transferRows);
     writeAddressEntries(addresses, batch.chain, work, ids);
+    changes.insert(work, ids, journal);
     journal.write();
     return finishBatch(batch, stored, work, { ids, newTokens, transferCounts }, batch);
   });

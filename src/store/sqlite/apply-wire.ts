@@ -15,7 +15,7 @@ import { allHashesLowerHex, isLowerHex } from './codec.js';
  * one pass over their joined text.
  */
 export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
-  const { db, bulk, hexRows, addresses: addressEntries } = context;
+  const { db, bulk, hexRows, addresses: addressEntries, changes } = context;
   const { bytesOfAddress, insertHexRow, flushHexRows } = hexRows;
   const { beginBatch, tokenIds, blockJournal, finishBatch } = steps;
   return db.transaction((wire: WireBatch): BatchBalances => {
@@ -80,6 +80,7 @@ export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
     }
     flushHexRows();
     bulk.insertTransfers.run(transferRows);
+    changes.insert(work, ids, journal);
     journal.write();
     return finishBatch(wire, stored, work, { ids, newTokens, transferCounts }, plan.recent);
   });

@@ -7,8 +7,9 @@
  * faster than each batch's scattered ones), so the address views lag the checkpoint like balances.
  */
 import type Database from 'better-sqlite3';
-import { NON_HOLDERS, namedCounts, netChanges, type TokenWork } from '../batch-plan.js';
+import { NON_HOLDERS, namedCounts, netBalanceChanges, netChanges, type TokenWork } from '../batch-plan.js';
 import type { AddressEntries } from './address-transfers.js';
+import type { BalanceChangeTable } from './balance-changes.js';
 import { distinctList } from './batch-wire.js';
 import { indexedWrite } from './bulk-indexes.js';
 import {
@@ -103,6 +104,8 @@ export function createBalances(
   balanceCacheSize: number,
   /** Called whenever the cache is dropped (the writer's other caches go with it). */
   onClear: () => void = () => {},
+  /** Balance changes without a transfer, replayed with the transfers. */
+  changes?: BalanceChangeTable,
 ): Balances {
   const { upsertIfHex, flushBalanceRows, discardBufferedRows } = hexRows;
   // Unwritten balances go in one write, its holder indexes made after it when it outweighs the table.
@@ -341,21 +344,20 @@ export function createBalances(
 
   /**
    * Brings the balances table of `chain` up to its checkpoint after unwritten balances were lost
-   * (a crash, or the cache dropped): adds the stored transfers above `balancesBlock`, the block the
-   * table holds, token by token. Holder counts committed with those batches already count them.
+   * (a crash, or the cache dropped): adds the stored transfers and balance changes above
+   * `balancesBlock`, the block the table holds, token by token. Holder counts committed with those
+   * batches already count them.
    */
   function replayBalances(chain: string, balancesBlock: number): void {
     const entries: Float64Array[] = [];
-    for (const id of sql.probeTokens.all(chain, balancesBlock)) {
+    const ids = new Set(sql.probeTokens.all(chain, balancesBlock));
+    for (const id of changes?.tokensAbove(chain, balancesBlock) ?? []) ids.add(id);
+    for (const id of ids) {
       entries.push(replayedEntries(chain, id, balancesBlock));
       const rows = sql.transfersAbove.all(id, balancesBlock);
-      applyDeltas(chain, [
-        {
-          id,
-          deltas: netChanges(rows, decodeTransferRow, 1n),
-          named: namedCounts(rows, decodeTransferRow, 1),
-        },
-      ]);
+      const deltas = netChanges(rows, decodeTransferRow, 1n);
+      if (changes !== undefined) netBalanceChanges(changes.above(id, balancesBlock), (c) => c, 1n, deltas);
+      applyDeltas(chain, [{ id, deltas, named: namedCounts(rows, decodeTransferRow, 1) }]);
     }
     addresses.write(entries, true);
     sql.balancesCurrent.run(chain);

@@ -14,7 +14,7 @@
  * much with a fresh string per transfer, each hashed and compared character by character.
  */
 import { TokenqueryError } from '../../internal/errors.js';
-import { checkInBatch, SUPPLY_ADDRESSES, type TokenWork } from '../batch-plan.js';
+import { addBalanceChanges, checkInBatch, SUPPLY_ADDRESSES, type TokenWork } from '../batch-plan.js';
 import { RECENT_TRANSFERS_KEPT } from '../chain-activity.js';
 import type { IndexBatch, TransferRecord } from '../types.js';
 
@@ -184,7 +184,8 @@ export interface WirePlan {
 
 /**
  * {@link planBatch} from the columns, for batches without a NEO part: the same
- * grouping by token, first blocks, supply marks and net balance changes, with the changes summed
+ * grouping by token, first blocks, supply marks and net balance changes (balance changes without
+ * a transfer included), with the changes summed
  * by address position instead of by address (a `Map` keyed by small integers), and no object per
  * transfer. `sqlite-store.test.ts` holds both to the same stored result.
  */
@@ -201,6 +202,10 @@ export function planWire(wire: WireBatch): WirePlan {
   }
   const work = groupByToken(columns);
   sumChanges(columns, work);
+  // Rare, and few: as objects, after the transfers' sums (which set each holder's delta).
+  if (wire.balanceChanges !== undefined) {
+    addBalanceChanges(wire, wire.balanceChanges, work, (token) => ({ ...token, rows: [] }));
+  }
   const { transferColumns: _columns, ...rest } = wire;
   const newestFrom = Math.max(0, columns.count - RECENT_TRANSFERS_KEPT);
   const hashStarts = hashStartsOf(columns);
@@ -234,6 +239,7 @@ function groupByToken(columns: TransferColumns): Map<string, WireTokenWork> {
       token = {
         address: tokens[t]!,
         transfers: [],
+        changes: [],
         rows: [],
         deltas: new Map(),
         named: new Map(),

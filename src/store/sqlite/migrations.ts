@@ -251,6 +251,23 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     fill: fillAddressViews,
   },
+  {
+    // Balance changes without a `Transfer` log (issue #18; `IndexBatch.balanceChanges`): WETH9's
+    // Deposit/Withdrawal, Tether's Issue/Redeem/DestroyedBlackFunds. Kept per token like its
+    // transfers (same key), so a rollback takes them off and a replay of deferred balances adds
+    // them again; `amount` is signed (a debit is negative). A new table: nothing to fill.
+    name: '0009_balance_changes',
+    sql: `
+      CREATE TABLE balance_changes (
+        token_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        log_index INTEGER NOT NULL,
+        holder BLOB NOT NULL,
+        amount BLOB NOT NULL,
+        PRIMARY KEY (token_id, block_number, log_index)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

@@ -200,7 +200,7 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
 }
 
 /** The `scans` part over one connection. */
-export function createScans(sql: Statements): HistoryScans {
+export function createScans(sql: Statements): Omit<HistoryScans, 'scanBalanceChanges'> {
   return {
     async scanTransfers(chain, token, after, limit) {
       const rows = sql.scanTransfers.all(

@@ -11,7 +11,7 @@ import { decodeHex, decodeTransferRow, encodeHex } from './codec.js';
 
 /** The writer's `rollback`. */
 export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter['rollback'] {
-  const { db, sql, hexRows, balances, neo, addresses } = context;
+  const { db, sql, hexRows, balances, neo, addresses, changes } = context;
   const rollbackTx = db.transaction(
     (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
       hexRows.discardBufferedRows();
@@ -25,7 +25,7 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
       balances.writeUnwritten(chain);
       const tokenIds = journalCovers(toBlock, current.journal_floor)
         ? sql.journalTokens.all(chain, toBlock)
-        : sql.probeTokens.all(chain, toBlock);
+        : [...new Set([...sql.probeTokens.all(chain, toBlock), ...changes.tokensAbove(chain, toBlock)])];
 
       const affected: string[] = [];
       let removedTransfers = 0;
@@ -34,9 +34,11 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
         const token = sql.tokenById.get(id);
         if (token === undefined) continue;
         const rows = sql.transfersAbove.all(id, toBlock);
-        if (rows.length === 0) continue;
+        const changeRows = changes.above(id, toBlock);
+        if (rows.length === 0 && changeRows.length === 0) continue;
         removedTransfers += rows.length;
         sql.deleteTransfersAbove.run(id, toBlock);
+        changes.deleteAbove(id, toBlock);
         // The removed transfers' entries, found by the addresses they name.
         const named = new Set<string>();
         for (const [from, to] of rows) {
@@ -45,7 +47,10 @@ export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter
         }
         addresses.removeAbove(chain, id, named, toBlock);
         affected.push(decodeHex(token.address));
-        const kept = rollBackToken(token.first_block, toBlock, rows, decodeTransferRow);
+        const kept = rollBackToken(token.first_block, toBlock, rows, decodeTransferRow, {
+          rows: changeRows,
+          decode: (c) => c,
+        });
         if (kept === null) {
           sql.deleteTokenBalances.run(id);
           sql.deleteTokenSeeds.run(id);

@@ -14,6 +14,7 @@ import { MissingStoreError } from '../missing-store.js';
 import type { Store } from '../types.js';
 import { createAddressEntries } from './address-transfers.js';
 import { createApiKeys } from './api-keys.js';
+import { createBalanceChangeTable } from './balance-changes.js';
 import { createBalances } from './balances.js';
 import { createHexRows } from './hex-rows.js';
 import { migrate } from './migrations.js';
@@ -159,18 +160,30 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const hexRows = createHexRows(prepareHexStatements(db));
   const addresses = createAddressEntries(db);
   // A failed transaction, a rollback or another connection's write drops the address ids too.
-  const balances = createBalances(db, sql, bulk, hexRows, addresses, balanceCacheSize, () =>
-    addresses.clear(),
+  const changes = createBalanceChangeTable(db);
+  const balances = createBalances(
+    db,
+    sql,
+    bulk,
+    hexRows,
+    addresses,
+    balanceCacheSize,
+    () => addresses.clear(),
+    changes,
   );
   const neoTables = createNeoTables(db);
   const reader = createReader(db, sql);
   const neo = createNeoReader(neoTables);
-  const writer = createWriter({ db, sql, bulk, hexRows, balances, neo: neoTables, addresses }, reader, neo);
+  const writer = createWriter(
+    { db, sql, bulk, hexRows, balances, neo: neoTables, addresses, changes },
+    reader,
+    neo,
+  );
   return {
     kind: 'sqlite',
     writer,
     reader,
-    scans: createScans(sql),
+    scans: { ...createScans(sql), scanBalanceChanges: changes.scan },
     neo,
     keys: createApiKeys(sql),
     async close(): Promise<void> {

@@ -11,6 +11,9 @@
  * - An EVM or NEP-5 balance is the holder's starting balance (seed) plus what transfers brought
  *   minus what they took; a self-transfer moves nothing. Mint and burn parties (the zero address,
  *   NEO's `""`) get balances too, negative ones, as `getBalance` answers them.
+ * - Balance changes without a transfer (`IndexBatch.balanceChanges`: deposits, withdrawals,
+ *   issues, redeems) add their signed amount to the holder's balance; they are no transfers (not
+ *   counted, not listed), but a token they name is a token of the chain.
  * - A NEO global asset's balance is the sum of its created outputs minus its spent outputs; its
  *   transfers (asset transfers) are counted but move nothing.
  * - A holder has a balance above zero and is neither the zero address nor `""`.
@@ -23,6 +26,7 @@
 import { NON_HOLDERS } from '../batch-plan.js';
 import type {
   AddressHolding,
+  BalanceChange,
   HolderEntry,
   IndexBatch,
   NeoOutputRow,
@@ -62,6 +66,8 @@ export function compareNewestFirst(a: TransferRecord, b: TransferRecord): number
 class ChainModel {
   /** EVM and NEP-5 transfers, and NEO asset transfers, in the order applied. */
   transfers: TransferRecord[] = [];
+  /** Balance changes without a transfer, in the order applied. */
+  changes: BalanceChange[] = [];
   /** Starting balances by `token|holder`; the first one recorded wins. */
   seeds = new Map<string, SeedBalance>();
   /** Tokens whose balances come from outputs (NEO global assets). */
@@ -99,6 +105,7 @@ export class AddressModel {
   apply(batch: IndexBatch): void {
     this.addSeeds(batch.chain, batch.seeds?.balances ?? []);
     this.addTransfers(batch.chain, batch.transfers);
+    this.addBalanceChanges(batch.chain, batch.balanceChanges ?? []);
     if (batch.neo !== undefined) {
       const { assetTransfers, outputsCreated, outputsSpent } = batch.neo;
       this.addNeoAssets(batch.chain, assetTransfers, outputsCreated, outputsSpent);
@@ -109,6 +116,12 @@ export class AddressModel {
   addTransfers(chain: string, transfers: readonly TransferRecord[]): void {
     this.memo.clear();
     this.chain(chain).transfers.push(...transfers);
+  }
+
+  /** Balance changes without a transfer. */
+  addBalanceChanges(chain: string, changes: readonly BalanceChange[]): void {
+    this.memo.clear();
+    this.chain(chain).changes.push(...changes);
   }
 
   /** Starting balances; a (token, holder) pair already seeded keeps its first amount. */
@@ -146,7 +159,8 @@ export class AddressModel {
     this.memo.clear();
     const model = this.chain(chain);
     model.transfers = model.transfers.filter((t) => t.blockNumber <= toBlock);
-    const left = new Set(model.transfers.map((t) => t.token));
+    model.changes = model.changes.filter((c) => c.blockNumber <= toBlock);
+    const left = new Set([...model.transfers, ...model.changes].map((t) => t.token));
     for (const [key, seed] of model.seeds) if (!left.has(seed.token)) model.seeds.delete(key);
   }
 
@@ -157,7 +171,7 @@ export class AddressModel {
 
   private orderTokens(chain: string): string[] {
     const model = this.chain(chain);
-    const tokens = new Set(model.transfers.map((t) => t.token));
+    const tokens = new Set([...model.transfers, ...model.changes].map((t) => t.token));
     for (const o of [...model.created, ...model.spent]) tokens.add(o.asset);
     const counts = new Map([...tokens].map((token) => [token, this.tokenCounts(chain, token)!]));
     return [...tokens].sort(
@@ -173,6 +187,7 @@ export class AddressModel {
     const model = this.chain(chain);
     const all = new Set<string>();
     for (const t of model.transfers) all.add(t.from).add(t.to);
+    for (const c of model.changes) all.add(c.holder);
     for (const s of model.seeds.values()) all.add(s.holder);
     for (const o of [...model.created, ...model.spent]) all.add(o.address);
     return [...all].sort(compareStrings);
@@ -182,7 +197,8 @@ export class AddressModel {
   tokenCounts(chain: string, token: string): ModelTokenCounts | null {
     const model = this.chain(chain);
     const transferCount = model.transfers.filter((t) => t.token === token).length;
-    if (transferCount === 0 && !this.hasOutputs(model, token)) return null;
+    const changed = model.changes.some((c) => c.token === token);
+    if (transferCount === 0 && !changed && !this.hasOutputs(model, token)) return null;
     return { holderCount: this.holders(chain, token).length, transferCount };
   }
 
@@ -290,6 +306,9 @@ export class AddressModel {
         if (t.token !== token || t.from === t.to) continue;
         add(t.from, -t.value);
         add(t.to, t.value);
+      }
+      for (const c of model.changes) {
+        if (c.token === token && (asOf === undefined || c.blockNumber <= asOf)) add(c.holder, c.amount);
       }
     }
     for (const [holder, amount] of balances) if (amount === 0n) balances.delete(holder);

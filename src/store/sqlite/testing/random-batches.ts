@@ -11,8 +11,12 @@ import type { IndexBatch } from '../../types.js';
 /** The first token of {@link randomBatches}. */
 export const RANDOM_TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 
-/** Twelve batches of random transfers (the same on every run): every kind of row the batches write. */
-export function randomBatches(): IndexBatch[] {
+/**
+ * Twelve batches of random transfers (the same on every run): every kind of row the batches write.
+ * With `balanceChanges`, each batch also carries random balance changes without a transfer
+ * (`IndexBatch.balanceChanges`, credits and debits, some of uint256 size) beside its transfers.
+ */
+export function randomBatches(options: { balanceChanges?: boolean } = {}): IndexBatch[] {
   // mulberry32: the same batches on every run.
   const rand = seededRandomInt(7);
   const hex = (n: number, digits: number): string => n.toString(16).padStart(digits, '0');
@@ -49,8 +53,21 @@ export function randomBatches(): IndexBatch[] {
         time: 1_700_000_000 + blockNumber,
       };
     });
+    const balanceChanges = options.balanceChanges
+      ? Array.from({ length: 5 + rand(20) }, (_, k) => ({
+          token: tokens[rand(tokens.length)]!,
+          blockNumber: fromBlock + rand(10),
+          // Above the transfers' log indexes (at most 120 a batch), in order within the batch.
+          logIndex: 200 + k,
+          holder: holders[rand(holders.length)]!,
+          amount:
+            (rand(3) === 0 ? -1n : 1n) *
+            (rand(8) === 0 ? 2n ** 200n + BigInt(rand(1000)) : BigInt(1 + rand(1_000_000)) * 10n ** 9n),
+        })).sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex)
+      : undefined;
     batches.push(
       indexBatch({
+        ...(balanceChanges === undefined ? {} : { balanceChanges }),
         fromBlock,
         toBlock: fromBlock + 9,
         toBlockHash: `0x${hex(fromBlock + 9, 64)}`,
@@ -73,15 +90,22 @@ export function dumpTables(path: string) {
     const entries = `SELECT a.chain, a.address, x.token_id, x.block_number, x.log_index
       FROM address_transfers AS x JOIN addresses AS a ON a.id = x.address_id ORDER BY 1, 2, 3, 4, 5`;
     return Object.fromEntries(
-      ['transfers', 'balances', 'tokens', 'chains', 'recent_block_tokens', 'block_refs', entries].map(
-        (table) => [
-          table.startsWith('SELECT') ? 'address_transfers' : table,
-          db
-            .prepare(table.startsWith('SELECT') ? table : `SELECT * FROM ${table} ORDER BY 1, 2, 3`)
-            .all()
-            .map((row) => ({ ...(row as object), updated_at: 0 })),
-        ],
-      ),
+      [
+        'transfers',
+        'balance_changes',
+        'balances',
+        'tokens',
+        'chains',
+        'recent_block_tokens',
+        'block_refs',
+        entries,
+      ].map((table) => [
+        table.startsWith('SELECT') ? 'address_transfers' : table,
+        db
+          .prepare(table.startsWith('SELECT') ? table : `SELECT * FROM ${table} ORDER BY 1, 2, 3`)
+          .all()
+          .map((row) => ({ ...(row as object), updated_at: 0 })),
+      ]),
     );
   } finally {
     db.close();
