@@ -1,5 +1,5 @@
 /**
- * Migration `0009_balance_changes` (balance changes without a transfer, issue #18) upgrades a store
+ * Migration `0008_balance_changes` (balance changes without a transfer, issue #18) upgrades a store
  * of the version before it in place, on SQLite and PostgreSQL: what it held stays, and balance
  * changes are stored, applied, rolled back and counted afterwards. The step adds an empty table,
  * so there is nothing to fill; the test makes a store of the previous version by taking the
@@ -64,17 +64,17 @@ async function carryOn(store: Store, model: AddressModel): Promise<void> {
   assert.equal(await store.reader.getBalance('eth', WETH, H1), 9n);
 }
 
-const root = mkdtempSync(join(tmpdir(), 'tq-0009-'));
+const root = mkdtempSync(join(tmpdir(), 'tq-0008-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
-describe('migration 0009_balance_changes', () => {
+describe('migration 0008_balance_changes', () => {
   test('sqlite: a store of the previous version is upgraded in place on open', async () => {
     const path = join(root, 'previous.sqlite');
     const model = new AddressModel();
     const built = await openSqliteStore({ path, logger: silentLogger() });
     await applyToBoth(built, model, before);
     await built.close();
-    const version = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0009_balance_changes');
+    const version = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0008_balance_changes');
     assert.ok(version > 0);
     const raw = new Database(path);
     raw.exec('DROP TABLE balance_changes');
@@ -101,7 +101,7 @@ describe('migration 0009_balance_changes', () => {
       const built = await openPostgresStore({ url, logger: silentLogger(), maxConnections: 2 });
       await applyToBoth(built, model, before);
       await built.close();
-      const version = POSTGRES_MIGRATIONS.findIndex((m) => m.name === '0009_balance_changes');
+      const version = POSTGRES_MIGRATIONS.findIndex((m) => m.name === '0008_balance_changes');
       assert.ok(version > 0);
       await querySql(
         database.url,

@@ -200,7 +200,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Deposit/Withdrawal, Tether's Issue/Redeem/DestroyedBlackFunds. Keyed like `transfers`, so a
     // rollback deletes a token's above a block by its key; `amount` is signed. A new table:
     // nothing to fill.
-    name: '0009_balance_changes',
+    name: '0008_balance_changes',
     sql: `
       CREATE TABLE balance_changes (
         token_id integer NOT NULL,

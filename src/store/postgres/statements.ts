@@ -172,7 +172,7 @@ export const SQL = {
     SELECT id AS token_id FROM tokens AS k WHERE chain = $1
     AND (EXISTS (SELECT 1 FROM transfers AS t WHERE t.token_id = k.id AND t.block_number > $2)
       OR EXISTS (SELECT 1 FROM balance_changes AS c WHERE c.token_id = k.id AND c.block_number > $2))`,
-  // Balance changes without a transfer (`IndexBatch.balanceChanges`, migration 0009).
+  // Balance changes without a transfer (`IndexBatch.balanceChanges`, migration 0008).
   insertBalanceChanges: `
     INSERT INTO balance_changes (token_id, log_index, block_number, holder, amount)
     SELECT * FROM unnest($1::integer[], $2::integer[], $3::bigint[], $4::bytea[], $5::numeric[])`,

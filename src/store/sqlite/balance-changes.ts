@@ -1,6 +1,6 @@
 /**
  * The SQLite writer's balance changes without a transfer (`IndexBatch.balanceChanges`, migration
- * 0009): stored per token beside its transfers, so a rollback can take them off and a replay of
+ * 0008): stored per token beside its transfers, so a rollback can take them off and a replay of
  * deferred balances can add them again. A batch journals the blocks they touch like its transfers.
  */
 import type Database from 'better-sqlite3';

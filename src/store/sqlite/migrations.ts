@@ -256,7 +256,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Deposit/Withdrawal, Tether's Issue/Redeem/DestroyedBlackFunds. Kept per token like its
     // transfers (same key), so a rollback takes them off and a replay of deferred balances adds
     // them again; `amount` is signed (a debit is negative). A new table: nothing to fill.
-    name: '0009_balance_changes',
+    name: '0008_balance_changes',
     sql: `
       CREATE TABLE balance_changes (
         token_id INTEGER NOT NULL,
