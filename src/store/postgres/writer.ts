@@ -9,6 +9,7 @@ import { TokenqueryError } from '../../internal/errors.js';
 import type {
   BlockRef,
   Checkpoint,
+  ExactnessUpdate,
   IndexBatch,
   NeoOutputRow,
   NeoReader,
@@ -23,7 +24,7 @@ import { type ChainRow, decodeHex, encodeHexDigits, storableMessage } from './co
 import { getNeoOutputs } from './neo-tables.js';
 import { rollbackIn } from './rollback.js';
 import { run, runnerOn } from './statements.js';
-import { tokensNeedingSupply, updateSuppliesIn } from './supplies.js';
+import { setExactnessIn, tokensNeedingSupply, updateSuppliesIn } from './supplies.js';
 import type { WriteTransactions } from './transactions.js';
 import type { WriteFence } from './writer-election.js';
 
@@ -78,6 +79,11 @@ export function createWriter(
     async updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void> {
       if (updates.length === 0) return;
       await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates), fence);
+    },
+
+    async setExactness(chain: string, updates: readonly ExactnessUpdate[]): Promise<void> {
+      if (updates.length === 0) return;
+      await transaction((client) => setExactnessIn(client, lockChain, chain, updates), fence);
     },
 
     async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void> {

@@ -5,7 +5,7 @@
  * connection, where this same part applies them.
  */
 import { dirtyThenStale } from '../supply-reads.js';
-import type { NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
+import type { ExactnessUpdate, NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
 import { type BatchContext, createApplyBatchTx, createBatchSteps } from './apply-batch.js';
 import { createApplyWireTx } from './apply-wire.js';
 import { batchFromWire, type WireBatch } from './batch-wire.js';
@@ -39,6 +39,19 @@ export function createWriter(
         cap: encodeNullableAmount(update.cap),
         burnedBalance: encodeNullableAmount(update.burnedBalance),
         atBlock: update.atBlock,
+      });
+    }
+  });
+
+  const setExactnessTx = db.transaction((chain: string, updates: readonly ExactnessUpdate[]): void => {
+    for (const { address, mark } of updates) {
+      sql.setExactness.run({
+        chain,
+        address: encodeHex(address),
+        atBlock: mark?.atBlock ?? null,
+        drift: mark?.supplyDrift.toString() ?? null,
+        sampled: mark?.sampled ?? null,
+        differing: mark?.differing ?? null,
       });
     }
   });
@@ -86,6 +99,10 @@ export function createWriter(
 
     async updateSupplies(chain, updates) {
       updateSuppliesTx.immediate(chain, updates);
+    },
+
+    async setExactness(chain, updates) {
+      setExactnessTx.immediate(chain, updates);
     },
 
     async seededHolders(chain, pairs) {
