@@ -365,9 +365,13 @@ export interface StoreWriter {
   setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void>;
   /** NEO: the rows of the output table that `refs` name; spent outputs and outputs never stored are absent. */
   getNeoOutputs(chain: string, refs: readonly { txid: string; n: number }[]): Promise<NeoOutputRow[]>;
-  /** The reads of {@link StoreReader} and {@link NeoReader} the indexer decides by. */
+  /** The reads of {@link StoreReader}, {@link HistoryScans} and {@link NeoReader} the indexer decides by. */
   getChainStatus: StoreReader['getChainStatus'];
   getToken: StoreReader['getToken'];
+  /** The exactness check's sample of a token's holders (indexer/exactness-check.ts). */
+  listHolders: StoreReader['listHolders'];
+  /** The exactness check's sum of a token's stored balances. */
+  scanBalances: HistoryScans['scanBalances'];
   getNeoToken: NeoReader['getNeoToken'];
 }
 

@@ -29,6 +29,16 @@ export function runNotExactCases({ withStore }: ContractContext): void {
         );
         assert.equal(await store.reader.getNotExact('eth', T1), null);
         assert.deepEqual(await store.reader.countNotExact(), {});
+        // The reads the exactness check makes through the writer answer as the reader's do.
+        assert.deepEqual(
+          await store.writer.listHolders('eth', T1, 0, 10),
+          await store.reader.listHolders('eth', T1, 0, 10),
+        );
+        assert.deepEqual(
+          await store.writer.scanBalances('eth', T2, null, 10),
+          await store.scans.scanBalances('eth', T2, null, 10),
+        );
+        assert.equal((await store.writer.scanBalances('eth', T2, null, 10)).length, 2);
 
         const mark: NotExactMark = { atBlock: 2, supplyDrift: HUGE_NEGATIVE_DRIFT, sampled: 6, differing: 4 };
         const small: NotExactMark = { atBlock: 2, supplyDrift: 12n, sampled: 1, differing: 1 };

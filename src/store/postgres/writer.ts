@@ -10,6 +10,7 @@ import type {
   BlockRef,
   Checkpoint,
   ExactnessUpdate,
+  HistoryScans,
   IndexBatch,
   NeoOutputRow,
   NeoReader,
@@ -37,6 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
+  scans: Pick<HistoryScans, 'scanBalances'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -126,6 +128,8 @@ export function createWriter(
 
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
+    listHolders: reader.listHolders,
+    scanBalances: scans.scanBalances,
     getNeoToken: neo.getNeoToken,
   };
 }

@@ -5,7 +5,14 @@
  * connection, where this same part applies them.
  */
 import { dirtyThenStale } from '../supply-reads.js';
-import type { ExactnessUpdate, NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
+import type {
+  ExactnessUpdate,
+  HistoryScans,
+  NeoReader,
+  StoreReader,
+  StoreWriter,
+  SupplyUpdate,
+} from '../types.js';
 import { type BatchContext, createApplyBatchTx, createBatchSteps } from './apply-batch.js';
 import { createApplyWireTx } from './apply-wire.js';
 import { batchFromWire, type WireBatch } from './batch-wire.js';
@@ -22,7 +29,8 @@ export interface SqliteWriter extends StoreWriter {
 /** Builds the writer part over one connection; `reader` and `neoReader` answer its reads. */
 export function createWriter(
   context: BatchContext,
-  reader: Pick<StoreReader, 'getChainStatus' | 'getToken'>,
+  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders'>,
+  scans: Pick<HistoryScans, 'scanBalances'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -144,6 +152,8 @@ export function createWriter(
 
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
+    listHolders: reader.listHolders,
+    scanBalances: scans.scanBalances,
     getNeoToken: neoReader.getNeoToken,
   };
 }
