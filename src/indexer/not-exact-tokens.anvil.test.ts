@@ -146,6 +146,11 @@ describe('tokens that move balances without a log per holder', () => {
       }
       assert.equal(await store.reader.getNotExact('eth', tokens.reflection), null);
       assert.deepEqual(await store.reader.countNotExact(), { eth: 3 });
+      // verify names the marked tokens from their marks (without the node too).
+      const named = await verifyChain({ store, chain: 'eth', source: null, logger });
+      assert.deepEqual(named.notExact.map((n) => n.token).sort(), [...drifted].sort());
+      for (const { token, mark } of named.notExact)
+        assert.deepEqual(mark, await store.reader.getNotExact('eth', token));
     } finally {
       controller.abort();
       await running?.catch(() => {});
