@@ -6,7 +6,7 @@
  * `percentage` is computed against the total supply in that same unit.
  */
 import { formatUnits } from '../internal/amount.js';
-import type { HolderEntry, TokenRecord } from '../store/types.js';
+import type { HolderEntry, NotExactMark, TokenRecord } from '../store/types.js';
 import { envelopeSchema, schema } from './envelope.js';
 
 /** Digits after the point `percentage` keeps (truncated, never rounded). */
@@ -73,18 +73,19 @@ export function holderPage(input: HolderPageInput) {
 
 /**
  * The holder page of `token`: `total` is its `holderCnt`, `percentage` is against its total
- * supply, and `exact` is decided here for both families (every token, until the exact-balances
- * work marks the ones that are not: docs/api.md#token-holders).
+ * supply, and `exact` is decided here for both families: false exactly when the token carries a
+ * not-exact mark (`StoreReader.getNotExact`; docs/api.md#token-holders, docs/reliability.md).
  */
 export function tokenHolderPage(
   token: Pick<TokenRecord, 'holderCount' | 'totalSupply'>,
   paging: { page: number; size: number; offset: number },
   holders: readonly HolderEntry[],
+  notExact: NotExactMark | null,
 ) {
   return holderPage({
     ...paging,
     total: token.holderCount,
-    exact: true,
+    exact: notExact === null,
     holders,
     totalSupply: token.totalSupply,
   });

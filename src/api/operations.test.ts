@@ -310,11 +310,17 @@ describe('health and status', () => {
     const body = JSON.parse(answer.text) as { chains: Record<string, unknown> };
     assert.deepEqual(Object.keys(body), ['chains']);
     assert.deepEqual(body.chains, {
-      eth: { head: ETH_HEAD, indexed: ETH_INDEXED, lag: ETH_HEAD - ETH_INDEXED, lastError: null },
+      eth: {
+        head: ETH_HEAD,
+        indexed: ETH_INDEXED,
+        lag: ETH_HEAD - ETH_INDEXED,
+        notExactTokens: 0,
+        lastError: null,
+      },
       // Without a key, the error's class only (operator.test.ts); with one, its text.
-      bsc: { head: BSC_HEAD, indexed: BSC_INDEXED, lag: 0, lastError: 'rpc unreachable' },
+      bsc: { head: BSC_HEAD, indexed: BSC_INDEXED, lag: 0, notExactTokens: 0, lastError: 'rpc unreachable' },
       // Configured, nothing indexed yet.
-      movr: { head: 0, indexed: 0, lag: 0, lastError: null },
+      movr: { head: 0, indexed: 0, lag: 0, notExactTokens: 0, lastError: null },
     });
     const full = JSON.parse((await call(fx.url, `/status?apikey=${fx.key}`)).text) as {
       chains: Record<string, { lastError: string | null }>;
@@ -326,7 +332,7 @@ describe('health and status', () => {
     await fx.store.writer.setChainStatus('movr', { head: 42 });
     await afterStatusMaxAge();
     const body = JSON.parse((await call(fx.url, '/status')).text) as { chains: Record<string, unknown> };
-    assert.deepEqual(body.chains.movr, { head: 42, indexed: 0, lag: 42, lastError: null });
+    assert.deepEqual(body.chains.movr, { head: 42, indexed: 0, lag: 42, notExactTokens: 0, lastError: null });
   });
 
   test('/status says when a late start could not seed holders, and only then', async () => {
@@ -345,10 +351,59 @@ describe('health and status', () => {
       head: 50,
       indexed: 45,
       lag: 5,
+      notExactTokens: 0,
       lastError: null,
       holdersPartial: true,
     });
     assert.equal((body.chains.eth as Record<string, unknown>).holdersPartial, undefined);
+  });
+});
+
+describe('not-exact tokens (issue #18)', () => {
+  test('a marked token answers Token Holders with "exact": false and is counted in /status; clearing undoes both', async () => {
+    const holdersOf = async (token: string) =>
+      okData(await call(fx.url, `/vipapi/eth/token/holders/${token}/1/10?apikey=${fx.key}`)) as {
+        exact: boolean;
+        data: unknown[];
+      };
+    const status = async () => {
+      await afterStatusMaxAge();
+      return (
+        JSON.parse((await call(fx.url, '/status')).text) as {
+          chains: Record<string, { notExactTokens: number }>;
+        }
+      ).chains;
+    };
+    const before = await holdersOf(USDC);
+    assert.equal(before.exact, true);
+    const mark = { atBlock: ETH_INDEXED, supplyDrift: -5n, sampled: 4, differing: 2 };
+    await fx.store.writer.setExactness('eth', [
+      { address: USDC, mark },
+      { address: BIG, mark },
+    ]);
+    try {
+      const marked = await holdersOf(USDC);
+      assert.equal(marked.exact, false);
+      // Only the flag changes: the page's holders are those stored.
+      assert.deepEqual(marked.data, before.data);
+      assert.equal((await holdersOf(NOSUPPLY)).exact, true);
+      const chains = await status();
+      assert.equal(chains.eth!.notExactTokens, 2);
+      assert.equal(chains.bsc!.notExactTokens, 0);
+      // The Tokenview shapes gain no key: Token Info reads as before.
+      const info = okData(await call(fx.url, `/vipapi/eth/token/${USDC}?apikey=${fx.key}`)) as Record<
+        string,
+        unknown
+      >;
+      assert.ok(!Object.keys(info).some((key) => /exact/i.test(key)));
+    } finally {
+      await fx.store.writer.setExactness('eth', [
+        { address: USDC, mark: null },
+        { address: BIG, mark: null },
+      ]);
+    }
+    assert.equal((await holdersOf(USDC)).exact, true);
+    assert.equal((await status()).eth!.notExactTokens, 0);
   });
 });
 

@@ -239,6 +239,7 @@ describe('NEO through the CLI', () => {
       head: TO,
       indexed: TO,
       lag: 0,
+      notExactTokens: 0,
       lastError: null,
     });
   });
@@ -631,6 +632,7 @@ describe('NEO through the CLI', () => {
       head: TO,
       indexed: TO,
       lag: 0,
+      notExactTokens: 0,
       lastError: null,
     });
     const result = await serve.stop('SIGTERM');

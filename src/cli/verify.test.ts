@@ -110,6 +110,21 @@ describe('tokenquery verify', () => {
     assert.deepEqual(report.differences, []);
   });
 
+  test('a token marked not exact is named with its mark, and is no difference (exit 0)', async () => {
+    const path = await broken(
+      'marked',
+      `UPDATE tokens SET not_exact_block = 5, not_exact_drift = '-42', not_exact_sampled = 6,
+         not_exact_differing = 2 WHERE id = 1;`,
+    );
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(
+      result.stdout,
+      /^0x[0-9a-f]{40} marked not exact at block 5: summed balances minus totalSupply\(\) -42, 2 of 6 sampled balances differ from balanceOf$/m,
+    );
+    assert.equal(lines(result.stdout).at(-1), 'no differences');
+  });
+
   test('a wrong balance, holder count or transfer count is reported, exit 1', async () => {
     const path = await broken(
       'counts',

@@ -53,7 +53,9 @@ Notes
   Run it while the indexer of that chain is stopped: a batch committed during the scan makes
   counts move under it. After a crash mid-backfill the stored balances may lag the checkpoint
   (a backfill writes them behind it, and the indexer's next start replays the rest): verify
-  says so and compares them as of the block they hold. balanceOf differs legitimately for tokens that change balances without
+  says so and compares them as of the block they hold. Tokens the indexer has marked not exact
+  (its exactness check, as the head moves; /status counts them) are named with how far off they
+  are. balanceOf differs legitimately for tokens that change balances without
   Transfer events (rebasing, fee-on-transfer, some proxies), and when --from-block started after
   a token's first transfer on a node that could not answer the state before it (/status then
   shows "holdersPartial": true).
@@ -129,6 +131,12 @@ export async function verifyCommand(raw: VerifyRawOptions): Promise<void> {
         out(
           `${drift.token} summed balances ${drift.summed}, totalSupply() ${drift.totalSupply} at block ${drift.block} ` +
             `(off by ${off > 0n ? '+' : ''}${off}): not exact where the sampled balances differ too`,
+        );
+      }
+      for (const { token, mark } of report.notExact) {
+        out(
+          `${token} marked not exact at block ${mark.atBlock}: summed balances minus totalSupply() ` +
+            `${mark.supplyDrift}, ${mark.differing} of ${mark.sampled} sampled balances differ from balanceOf`,
         );
       }
       for (const difference of report.differences) out(describe(difference));

@@ -284,6 +284,8 @@ export interface ChainProgress {
   indexed: number;
   /** `head - indexed` (tokenquery adds it; may be absent on older servers). */
   lag?: number;
+  /** Tokens of the chain marked not exact (tokenquery adds it; may be absent on older servers). */
+  notExactTokens?: number;
   /** The indexer's last error, or null. */
   lastError?: string | null;
   /** True when the index starts late and its holder counts and balances are partial (tokenquery adds it). */

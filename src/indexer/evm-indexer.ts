@@ -29,6 +29,7 @@ import {
   InconsistentChainError,
 } from './evm-batch.js';
 import { createEvmRealtime, type EvmRealtimeTuning } from './evm-realtime.js';
+import { createExactnessCheck } from './exactness-check.js';
 import { createHolderSeeder, type HolderSeeder } from './holder-seeds.js';
 import { createChainStatusReport, runIndexerLoop } from './loop.js';
 import { createSupplyRefresh } from './supply-refresh.js';
@@ -78,6 +79,13 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     everyBlocks: options.supplyRefreshBlocks ?? 1000,
     read: async (addresses, atBlock) =>
       (await source.readSupplies(addresses, atBlock)).map((s) => ({ ...s, atBlock })),
+    exactness: createExactnessCheck({
+      chain: name,
+      store,
+      readSupplies: async (addresses, block) =>
+        (await source.readSupplies(addresses, block)).map((s) => ({ ...s, atBlock: block })),
+      readBalances: (token, holders, block) => source.readBalances(token, holders, block),
+    }),
   });
 
   /**

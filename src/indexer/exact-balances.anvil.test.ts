@@ -24,7 +24,14 @@ import { createEvmSource } from '../chains/evm/source.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { encodeCall } from '../devchain/abi.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getBlockNumber, mine, reorg } from '../devchain/chain.js';
+import {
+  getAccounts,
+  getBlockNumber,
+  mine,
+  reorg,
+  sendTransaction,
+  waitForReceipt,
+} from '../devchain/chain.js';
 import { DepositVault, TetherStyleToken } from '../devchain/contracts.generated.js';
 import { selector, totalSupply } from '../devchain/deploy.js';
 import { rpc, toQuantity } from '../devchain/rpc.js';
@@ -345,8 +352,15 @@ function exactScenario(backend: ChaosBackend): void {
     }
   });
 
-  test('ether forced into WETH9 raises its totalSupply(): verify names the drift, its balances stay exact', async () => {
+  test('ether forced into WETH9 raises its totalSupply(): verify names the drift, its balances stay exact and it is not marked', async () => {
     const { weth } = traffic.contracts;
+    // Exact so far: the check that follows the head marked none of these tokens.
+    assert.deepEqual(await store.reader.countNotExact(), {});
+    // A stale mark, as an earlier check could have left: the check after the forced ether must
+    // clear it (the sum drifts, the sample is exact), not keep or renew it.
+    await store.writer.setExactness('eth', [
+      { address: weth, mark: { atBlock: 1, supplyDrift: 1n, sampled: 1, differing: 1 } },
+    ]);
     const forced = 5n * 10n ** 18n;
     const held = BigInt(await rpc<string>(anvil.url, 'eth_getBalance', [weth, 'latest']));
     await rpc(anvil.url, 'anvil_setBalance', [weth, toQuantity(held + forced)]);
@@ -358,5 +372,23 @@ function exactScenario(backend: ChaosBackend): void {
       report.supplyDrift.map((d) => [d.token, d.totalSupply - d.summed, d.block]),
       [[weth, forced, head]],
     );
+    // Forced ether logs nothing, so nothing asks for WETH9's supply yet: a deposit does, and the
+    // check after that read finds the sum off by the forced ether and the sample exact.
+    const [depositor] = await getAccounts(anvil.url);
+    const deposit = 10n ** 18n;
+    await waitForReceipt(
+      anvil.url,
+      await sendTransaction(anvil.url, { from: depositor!, to: weth, value: deposit }),
+    );
+    await followed();
+    await waitFor(
+      'the exactness check to clear the stale mark of WETH9',
+      async () => (await store.reader.getNotExact('eth', weth)) === null,
+    );
+    assert.equal(
+      (await store.reader.getToken('eth', weth))?.totalSupply,
+      report.supplyDrift[0]!.totalSupply + deposit,
+    );
+    assert.deepEqual(await store.reader.countNotExact(), {});
   });
 }

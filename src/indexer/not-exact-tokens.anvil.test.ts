@@ -1,10 +1,10 @@
 /**
  * Tokens whose `balanceOf` moves without a log per holder (contracts/NotExactTokens.sol: rebasing,
- * shares, reflection, fee burning), indexed from a real anvil node: what issue #18 has not handled
- * yet (docs/reliability.md, "Exact balances"). Until the integrity check marks them, `verify`
- * with the node must name every one: the summed balances against `totalSupply()` (rebasing,
- * shares, fee burning) and the sampled `balanceOf` (all four; a reflection token's logs keep the
- * sum equal to its supply, so only the sample shows it).
+ * shares, reflection, fee burning), indexed from a real anvil node (docs/reliability.md, "Exact
+ * balances"). `verify` with the node must name every one: the summed balances against
+ * `totalSupply()` (rebasing, shares, fee burning) and the sampled `balanceOf` (all four; a
+ * reflection token's logs keep the sum equal to its supply, so only the sample shows it). The
+ * exactness check that follows the head marks the three whose sum drifts, not the reflection token.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,8 +34,8 @@ const tmp = mkdtempSync(join(tmpdir(), 'tq-not-exact-'));
 const logger = silentLogger();
 after(() => rmSync(tmp, { recursive: true, force: true }));
 
-describe('tokens that move balances without a log per holder (not handled yet)', () => {
-  test('verify with the node names every one, by its summed balances or its sampled balanceOf', async () => {
+describe('tokens that move balances without a log per holder', () => {
+  test('verify with the node names every one; the exactness check marks those whose sum drifts', async () => {
     const anvil = await startAnvil({ accounts: 6 });
     const store = await openSqliteStore({ path: join(tmp, 'not-exact.sqlite'), logger });
     const controller = new AbortController();
@@ -125,6 +125,32 @@ describe('tokens that move balances without a log per holder (not handled yet)',
         [tokens.rebasing, tokens.shares, tokens.feeBurn].sort(),
         'summed balances against totalSupply(): all but the reflection token, whose logs keep the sum',
       );
+
+      // The exactness check that follows the head marks the same three, with how far off each is
+      // (the drift verify reports); the reflection token's sum equals its supply, so the check
+      // (which samples only on a drift) leaves it unmarked: verify's sample alone names it.
+      const drifted = [tokens.rebasing, tokens.shares, tokens.feeBurn];
+      await waitFor('the exactness check to mark the drifted tokens', async () =>
+        (await Promise.all(drifted.map((t) => store.reader.getNotExact('eth', t)))).every((m) => m !== null),
+      );
+      for (const token of drifted) {
+        const mark = (await store.reader.getNotExact('eth', token))!;
+        const drift = report.supplyDrift.find((d) => d.token === token)!;
+        assert.equal(mark.supplyDrift, drift.summed - drift.totalSupply, `${token}: the drift`);
+        assert.equal(mark.atBlock, head);
+        assert.ok(
+          mark.differing >= 1 && mark.differing <= mark.sampled,
+          `${token}: ${JSON.stringify(mark, (_, v) => (typeof v === 'bigint' ? v.toString() : v))}`,
+        );
+        assert.ok(mark.sampled >= 3, `${token}: the largest holders and random others sampled`);
+      }
+      assert.equal(await store.reader.getNotExact('eth', tokens.reflection), null);
+      assert.deepEqual(await store.reader.countNotExact(), { eth: 3 });
+      // verify names the marked tokens from their marks (without the node too).
+      const named = await verifyChain({ store, chain: 'eth', source: null, logger });
+      assert.deepEqual(named.notExact.map((n) => n.token).sort(), [...drifted].sort());
+      for (const { token, mark } of named.notExact)
+        assert.deepEqual(mark, await store.reader.getNotExact('eth', token));
     } finally {
       controller.abort();
       await running?.catch(() => {});

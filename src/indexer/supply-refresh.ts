@@ -1,5 +1,7 @@
+import { errorMessage } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { StoreWriter, SupplyUpdate } from '../store/types.js';
+import type { ExactnessCheck } from './exactness-check.js';
 import { createSingleFlight } from './single-flight.js';
 
 /** How often a chain's supplies are looked over even when no batch asks for it. */
@@ -8,7 +10,8 @@ const PERIODIC_REFRESH_MS = 10_000;
 /**
  * A chain's supply refresh: single-flight, kicked after commits, never blocks indexing. Each
  * round re-reads the tokens whose supply was read more than `everyBlocks` before the checkpoint
- * (and any mark a failed read or a rollback left), at the checkpoint's block.
+ * (and any mark a failed read or a rollback left), at the checkpoint's block, then runs the
+ * exactness check on them (when given), so the not-exact marks follow the head.
  */
 export interface SupplyRefresh {
   /** Starts a refresh, or asks the one in flight to go round once more. */
@@ -28,6 +31,8 @@ export interface SupplyRefreshOptions {
   everyBlocks: number;
   /** The family's supply reads: the updates of `addresses`, recorded as read at `atBlock`. */
   read(addresses: string[], atBlock: number): Promise<SupplyUpdate[]>;
+  /** Run on each round's supplies, and its marks recorded (EVM; exactness-check.ts). */
+  exactness?: ExactnessCheck;
 }
 
 export function createSupplyRefresh(options: SupplyRefreshOptions): SupplyRefresh {
@@ -42,7 +47,31 @@ export function createSupplyRefresh(options: SupplyRefreshOptions): SupplyRefres
       if (!checkpoint) return;
       const addresses = await store.tokensNeedingSupply(chain, checkpoint.block - everyBlocks, 100);
       if (addresses.length === 0) return;
-      await store.updateSupplies(chain, await read(addresses, checkpoint.block));
+      const supplies = await read(addresses, checkpoint.block);
+      await store.updateSupplies(chain, supplies);
+      if (options.exactness !== undefined)
+        await checkExactness(options.exactness, supplies, checkpoint.block);
+    }
+  }
+
+  /**
+   * Sets and clears the marks of `supplies`. A check that fails (a node without the state) is
+   * logged and leaves the marks as they are until the tokens' next supply read.
+   */
+  async function checkExactness(
+    check: ExactnessCheck,
+    supplies: SupplyUpdate[],
+    atBlock: number,
+  ): Promise<void> {
+    try {
+      const updates = await check.check(supplies, atBlock);
+      if (updates.length > 0 && !signal.aborted) await store.setExactness(chain, updates);
+    } catch (error) {
+      if (signal.aborted) return;
+      options.logger.warn(
+        { chain, atBlock, err: errorMessage(error) },
+        'exactness check failed; its tokens are checked again at their next supply read',
+      );
     }
   }
 

@@ -12,7 +12,7 @@
 import type { EvmSource } from '../chains/evm/types.js';
 import type { Logger } from '../internal/logger.js';
 import { NON_HOLDERS } from '../store/batch-plan.js';
-import type { Store, TokenRecord } from '../store/types.js';
+import type { NotExactMark, Store, TokenRecord } from '../store/types.js';
 import {
   AddressListCollector,
   chooseAddressSample,
@@ -77,6 +77,12 @@ export interface VerifyReport {
    * too (`node` differences). Rebasing, share and fee-taking tokens show up here.
    */
   supplyDrift: { token: string; summed: bigint; totalSupply: bigint; block: number }[];
+  /**
+   * The tokens verified that carry a not-exact mark (`StoreReader.getNotExact`, set by the
+   * exactness check as the head moves), with how far off the check found each. Named, not
+   * counted as differences: the mark is the index saying so itself.
+   */
+  notExact: { token: string; mark: NotExactMark }[];
   /** Holder entries walked in the holder order. */
   holders: number;
   /** Address transfer lists compared (one token each). */
@@ -110,6 +116,7 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
     addressLists: 0,
     nodeChecks: 0,
     supplyDrift: [],
+    notExact: [],
     differences: [],
   };
   if (indexed === null) return report;
@@ -117,6 +124,8 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
   for (const token of await tokensOf(store, chain, options.tokens)) {
     if (options.signal?.aborted) break;
     report.tokens++;
+    const mark = await store.reader.getNotExact(chain, token.address);
+    if (mark !== null) report.notExact.push({ token: token.address, mark });
     const collector = new AddressListCollector(
       await chooseAddressSample(store, chain, token.address, options.addressSample ?? 10),
     );

@@ -174,6 +174,29 @@ export interface SupplyUpdate {
   atBlock: number;
 }
 
+/**
+ * Why a token is marked not exact (docs/reliability.md#exact-balances): at `atBlock`, its summed
+ * stored balances differed from its `totalSupply()` and a sample of its holders' `balanceOf`
+ * differed from their stored balances. A token without a mark is exact as far as the last check
+ * could tell.
+ */
+export interface NotExactMark {
+  /** Block the check read `totalSupply()` and `balanceOf` at. */
+  atBlock: number;
+  /** Summed stored balances (the zero address excluded) minus `totalSupply()`; signed. */
+  supplyDrift: bigint;
+  /** Holders whose `balanceOf` was sampled. */
+  sampled: number;
+  /** Sampled holders whose stored balance differed from `balanceOf` (at least 1 for a mark). */
+  differing: number;
+}
+
+/** Sets (`mark`) or clears (`null`) a token's {@link NotExactMark}. */
+export interface ExactnessUpdate {
+  address: string;
+  mark: NotExactMark | null;
+}
+
 export interface ChainStatus {
   chain: string;
   /** Newest block seen on the node (0 before the first sighting). */
@@ -327,6 +350,13 @@ export interface StoreWriter {
   /** Records supplies read from the node and clears their refresh flag. */
   updateSupplies(chain: string, updates: SupplyUpdate[]): Promise<void>;
   /**
+   * Sets or clears tokens' not-exact marks; a token the store does not know is skipped. A mark is
+   * a judgement about the token at the head, re-checked as the head moves: a rollback leaves it
+   * (the rollback makes the token's supply be read again, and the check after that read sets or
+   * clears it), and it goes with the token when a rollback removes the token.
+   */
+  setExactness(chain: string, updates: readonly ExactnessUpdate[]): Promise<void>;
+  /**
    * For each (token, holder) pair, whether its starting balance is recorded (see {@link BatchSeeds});
    * false for a token the store does not know.
    */
@@ -335,9 +365,13 @@ export interface StoreWriter {
   setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void>;
   /** NEO: the rows of the output table that `refs` name; spent outputs and outputs never stored are absent. */
   getNeoOutputs(chain: string, refs: readonly { txid: string; n: number }[]): Promise<NeoOutputRow[]>;
-  /** The reads of {@link StoreReader} and {@link NeoReader} the indexer decides by. */
+  /** The reads of {@link StoreReader}, {@link HistoryScans} and {@link NeoReader} the indexer decides by. */
   getChainStatus: StoreReader['getChainStatus'];
   getToken: StoreReader['getToken'];
+  /** The exactness check's sample of a token's holders (indexer/exactness-check.ts). */
+  listHolders: StoreReader['listHolders'];
+  /** The exactness check's sum of a token's stored balances. */
+  scanBalances: HistoryScans['scanBalances'];
   getNeoToken: NeoReader['getNeoToken'];
 }
 
@@ -352,6 +386,10 @@ export interface StoreReader {
   getChainStatus(chain: string): Promise<ChainStatus | null>;
   listChainStatuses(): Promise<ChainStatus[]>;
   getToken(chain: string, address: string): Promise<TokenRecord | null>;
+  /** The token's not-exact mark; null when it is not marked (or not known). */
+  getNotExact(chain: string, address: string): Promise<NotExactMark | null>;
+  /** Per chain, how many tokens are marked not exact; chains with none are absent. */
+  countNotExact(): Promise<Record<string, number>>;
   /** Newest first: block number, then log index, descending. */
   listTransfers(chain: string, token: string, offset: number, limit: number): Promise<TransferRecord[]>;
   /** Ordered by holderCount desc, transferCount desc, address asc. */

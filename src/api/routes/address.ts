@@ -191,11 +191,12 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const address = parseEvmAddress(params.address);
       const { page, size, offset } = parsePaging(params.page, params.size);
       return sendCachedOk(ctx.responses, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
-        const [token, holders] = await Promise.all([
+        const [token, holders, notExact] = await Promise.all([
           findToken(ctx, chain, address),
           reader.listHolders(chain, address, offset, size),
+          reader.getNotExact(chain, address),
         ]);
-        return okBody(reply, tokenHolderPage(token, { page, size, offset }, holders));
+        return okBody(reply, tokenHolderPage(token, { page, size, offset }, holders, notExact));
       });
     },
   });

@@ -22,6 +22,8 @@ export interface ChainProgress {
   indexed: number;
   /** `head - indexed`, never below 0. */
   lag: number;
+  /** Tokens of the chain marked not exact (docs/reliability.md#exact-balances). */
+  notExactTokens: number;
   /** The indexer's last error, or null: its class (`rpc unreachable`, ...), or with a valid key its text. */
   lastError: string | null;
   /**
@@ -79,7 +81,7 @@ const STATUS: OperationDoc = {
         additionalProperties: {
           type: 'object',
           additionalProperties: false,
-          required: ['head', 'indexed', 'lag', 'lastError'],
+          required: ['head', 'indexed', 'lag', 'notExactTokens', 'lastError'],
           properties: {
             head: { type: 'integer', minimum: 0, description: 'Newest block seen on the node.' },
             indexed: {
@@ -88,6 +90,12 @@ const STATUS: OperationDoc = {
               description: 'Newest block whose data the API shows.',
             },
             lag: { type: 'integer', minimum: 0 },
+            notExactTokens: {
+              type: 'integer',
+              minimum: 0,
+              description:
+                'Tokens whose stored balances differ from `balanceOf` at the head, as the last check found (a sample of holders after their summed balances differed from `totalSupply()`); their Token Holders pages answer `"exact": false`.',
+            },
             lastError: { type: ['string', 'null'] },
             writer: {
               type: 'object',
@@ -120,15 +128,21 @@ const STATUS: OperationDoc = {
 /** The chain statuses behind `/status` and `/healthz` are read at most this often. */
 export const STATUS_MAX_AGE_MS = 250;
 
+/** One reading behind `/status` and `/healthz`: the chain statuses and the not-exact counts. */
+interface StatusReading {
+  statuses: ChainStatus[];
+  notExact: Record<string, number>;
+}
+
 /**
  * The chain statuses, read at most once per `maxAgeMs` (a failed reading counts too: the store
  * that just failed is not asked again at once), the reading in flight shared by every caller.
  */
 function createStatusSnapshot(
-  read: () => Promise<ChainStatus[]>,
+  read: () => Promise<StatusReading>,
   maxAgeMs: number,
-): () => Promise<ChainStatus[]> {
-  let reading: Promise<ChainStatus[]> | null = null;
+): () => Promise<StatusReading> {
+  let reading: Promise<StatusReading> | null = null;
   let settledAt = Number.NEGATIVE_INFINITY;
   let inFlight = false;
   return () => {
@@ -154,7 +168,11 @@ function admitKey(ctx: RouteContext, apikey: unknown, request: FastifyRequest, r
 }
 
 export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: readonly string[]): void {
-  const statuses = createStatusSnapshot(() => ctx.store.reader.listChainStatuses(), STATUS_MAX_AGE_MS);
+  const { reader } = ctx.store;
+  const statuses = createStatusSnapshot(async () => {
+    const [list, notExact] = await Promise.all([reader.listChainStatuses(), reader.countNotExact()]);
+    return { statuses: list, notExact };
+  }, STATUS_MAX_AGE_MS);
 
   registerOperation(app, ctx, {
     url: '/healthz',
@@ -181,7 +199,8 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
       const apikey = (request.query as Record<string, unknown>).apikey;
       const operator = apikey !== undefined;
       if (operator) await admitKey(ctx, apikey, request, reply);
-      const byChain = new Map((await statuses()).map((s) => [s.chain, s]));
+      const reading = await statuses();
+      const byChain = new Map(reading.statuses.map((s) => [s.chain, s]));
       const out: Record<string, ChainProgress> = {};
       for (const chain of chains) {
         const s = byChain.get(chain);
@@ -193,6 +212,7 @@ export function healthRoutes(app: FastifyInstance, ctx: RouteContext, chains: re
           head,
           indexed,
           lag: Math.max(0, head - indexed),
+          notExactTokens: reading.notExact[chain] ?? 0,
           lastError: error === null || operator ? error : errorClassOf(error),
         };
         if (s?.writer !== undefined) {

@@ -119,16 +119,17 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const address = parseNeoHash(params.address);
       const { page, size, offset } = parsePaging(params.page, params.size);
       return sendCachedOk(ctx.responses, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
-        const [token, holders] = await Promise.all([
+        const [token, holders, notExact] = await Promise.all([
           findNeoToken(ctx, address),
           reader.listHolders(chain, address, offset, size),
+          reader.getNotExact(chain, address),
         ]);
         // A global asset's total supply is in the asset's unit already (the issued amount).
         const inAssetUnits = holders.map((h) => ({
           address: h.address,
           balance: neoBalanceUnits(token, h.balance),
         }));
-        return okBody(reply, tokenHolderPage(token, { page, size, offset }, inAssetUnits));
+        return okBody(reply, tokenHolderPage(token, { page, size, offset }, inAssetUnits, notExact));
       });
     },
   });

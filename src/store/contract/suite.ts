@@ -41,6 +41,7 @@ import type { ContractContext, StoreUnderTest } from './fixtures.js';
 import { runHolderCases } from './holders.js';
 import { runNeoCases } from './neo.js';
 import { runNeoAddressCases } from './neo-addresses.js';
+import { runNotExactCases } from './not-exact.js';
 import { runPersistenceCases } from './persistence.js';
 import { runReadCases } from './reads.js';
 import { runRollbackCases } from './rollback.js';
@@ -88,6 +89,7 @@ export function runStoreContractSuite(
     runHolderCases(context);
     runAddressHistoryCases(context);
     runBalanceChangeCases(context);
+    runNotExactCases(context);
     if (options.neo !== false) {
       runNeoCases(context);
       runNeoAddressCases(context);

@@ -212,6 +212,20 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // The not-exact mark of a token (issue #18; `StoreWriter.setExactness`): NULL `not_exact_block`
+    // = exact. On the tokens row so it goes with the token. Nullable columns without a default
+    // are added without rewriting the table, and the partial index starts empty: nothing to
+    // fill, however large the store.
+    name: '0009_not_exact',
+    sql: `
+      ALTER TABLE tokens ADD COLUMN not_exact_block bigint,
+        ADD COLUMN not_exact_drift numeric,
+        ADD COLUMN not_exact_sampled integer,
+        ADD COLUMN not_exact_differing integer;
+      CREATE INDEX tokens_not_exact ON tokens (chain) WHERE not_exact_block IS NOT NULL;
+    `,
+  },
 ];
 
 /** Highest applied version, or 0 when the migrations table does not exist yet. */

@@ -23,13 +23,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const transactions = createWriteTransactions(pool);
   const reader = createReader(pool);
   const neo = createNeoReader(pool);
-  const writer = createWriter(pool, transactions, reader, neo);
+  const scans = createScans(pool);
+  const writer = createWriter(pool, transactions, reader, scans, neo);
 
   const election = createWriterElection({
     url,
     logger,
     elect: electWriter,
-    fencedWriter: (fence) => createWriter(pool, transactions, reader, neo, fence),
+    fencedWriter: (fence) => createWriter(pool, transactions, reader, scans, neo, fence),
     currentWriter: async (chain) => (await reader.getChainStatus(chain))?.writer ?? null,
   });
 
@@ -37,7 +38,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     kind: 'postgres',
     writer,
     reader,
-    scans: createScans(pool),
+    scans,
     neo,
     keys: createApiKeys(pool),
     acquireWriterLease: (chain, options) => election.acquire(chain, options),

@@ -17,6 +17,7 @@ import type {
   NeoReader,
   NeoTokenPage,
   NeoTokenRecord,
+  NotExactMark,
   SeedBalance,
   StoreReader,
   TokenPage,
@@ -51,6 +52,29 @@ export function createReader(pool: pg.Pool): StoreReader {
 
     async listChainStatuses(): Promise<ChainStatus[]> {
       return (await run<ChainRow>(pool, 'listChains', [])).rows.map(toChainStatus);
+    },
+
+    async getNotExact(chain: string, address: string): Promise<NotExactMark | null> {
+      const row = (
+        await run<{
+          not_exact_block: string;
+          not_exact_drift: string;
+          not_exact_sampled: number;
+          not_exact_differing: number;
+        }>(pool, 'getNotExact', [chain, encodeHex(address)])
+      ).rows[0];
+      if (row === undefined) return null;
+      return {
+        atBlock: Number(row.not_exact_block),
+        supplyDrift: BigInt(row.not_exact_drift),
+        sampled: row.not_exact_sampled,
+        differing: row.not_exact_differing,
+      };
+    },
+
+    async countNotExact(): Promise<Record<string, number>> {
+      const rows = (await run<{ chain: string; n: number }>(pool, 'countNotExact', [])).rows;
+      return Object.fromEntries(rows.map((row) => [row.chain, row.n]));
     },
 
     async getToken(chain: string, address: string): Promise<TokenRecord | null> {

@@ -213,6 +213,18 @@ export const SQL = {
       AS u(address, total_supply, cap, burned_balance, at_block, clear_below)
     WHERE t.chain = $1 AND t.address = u.address`,
 
+  setExactness: `
+    UPDATE tokens AS t SET not_exact_block = u.at_block, not_exact_drift = u.drift,
+      not_exact_sampled = u.sampled, not_exact_differing = u.differing
+    FROM unnest($2::bytea[], $3::bigint[], $4::numeric[], $5::bigint[], $6::bigint[])
+      AS u(address, at_block, drift, sampled, differing)
+    WHERE t.chain = $1 AND t.address = u.address`,
+  getNotExact: `
+    SELECT not_exact_block, not_exact_drift, not_exact_sampled, not_exact_differing FROM tokens
+    WHERE chain = $1 AND address = $2 AND not_exact_block IS NOT NULL`,
+  countNotExact:
+    'SELECT chain, count(*)::integer AS n FROM tokens WHERE not_exact_block IS NOT NULL GROUP BY chain',
+
   getToken: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1 AND address = $2`,
   /*
    * Two steps: the page's keys come from a backward index-only scan of the primary key (the

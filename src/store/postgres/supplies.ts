@@ -5,7 +5,7 @@
  */
 import type pg from 'pg';
 import { dirtyThenStale } from '../supply-reads.js';
-import type { SupplyUpdate } from '../types.js';
+import type { ExactnessUpdate, SupplyUpdate } from '../types.js';
 import { byteaArray, int8Array, numericArray } from './binary-arrays.js';
 import { decodeHex, encodeHexDigits } from './codec.js';
 import { run } from './statements.js';
@@ -54,5 +54,26 @@ export async function updateSuppliesIn(
     numericArray(list.map((m) => m.update.burnedBalance)),
     int8Array(list.map((m) => m.update.atBlock)),
     int8Array(list.map((m) => m.newest)),
+  ]);
+}
+
+/** Sets or clears not-exact marks, in `client`'s transaction, under the chain's write lock. */
+export async function setExactnessIn(
+  client: pg.PoolClient,
+  lockChain: LockChain,
+  chain: string,
+  updates: readonly ExactnessUpdate[],
+): Promise<void> {
+  // One row per token (the last update wins, as when applied one after another): an UPDATE ...
+  // FROM that joins a row to two updates applies an arbitrary one.
+  const list = [...new Map(updates.map((u) => [u.address, u.mark])).entries()];
+  await lockChain(client, chain);
+  await run(client, 'setExactness', [
+    chain,
+    byteaArray(list.map(([address]) => encodeHexDigits(address))),
+    int8Array(list.map(([, mark]) => mark?.atBlock ?? null)),
+    numericArray(list.map(([, mark]) => mark?.supplyDrift ?? null)),
+    int8Array(list.map(([, mark]) => mark?.sampled ?? null)),
+    int8Array(list.map(([, mark]) => mark?.differing ?? null)),
   ]);
 }

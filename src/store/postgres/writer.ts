@@ -9,6 +9,8 @@ import { TokenqueryError } from '../../internal/errors.js';
 import type {
   BlockRef,
   Checkpoint,
+  ExactnessUpdate,
+  HistoryScans,
   IndexBatch,
   NeoOutputRow,
   NeoReader,
@@ -23,7 +25,7 @@ import { type ChainRow, decodeHex, encodeHexDigits, storableMessage } from './co
 import { getNeoOutputs } from './neo-tables.js';
 import { rollbackIn } from './rollback.js';
 import { run, runnerOn } from './statements.js';
-import { tokensNeedingSupply, updateSuppliesIn } from './supplies.js';
+import { setExactnessIn, tokensNeedingSupply, updateSuppliesIn } from './supplies.js';
 import type { WriteTransactions } from './transactions.js';
 import type { WriteFence } from './writer-election.js';
 
@@ -36,6 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
+  scans: Pick<HistoryScans, 'scanBalances'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -80,6 +83,11 @@ export function createWriter(
       await transaction((client) => updateSuppliesIn(client, lockChain, chain, updates), fence);
     },
 
+    async setExactness(chain: string, updates: readonly ExactnessUpdate[]): Promise<void> {
+      if (updates.length === 0) return;
+      await transaction((client) => setExactnessIn(client, lockChain, chain, updates), fence);
+    },
+
     async setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void> {
       const values = [
         chain,
@@ -120,6 +128,8 @@ export function createWriter(
 
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
+    listHolders: reader.listHolders,
+    scanBalances: scans.scanBalances,
     getNeoToken: neo.getNeoToken,
   };
 }

@@ -268,6 +268,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    // The not-exact mark of a token (issue #18; `StoreWriter.setExactness`): NULL `not_exact_block`
+    // = exact. On the tokens row so it goes with the token. `not_exact_drift` is signed decimal
+    // text (summed balances minus totalSupply). ADD COLUMN without a default rewrites no row, and
+    // the partial index starts empty: nothing to fill, however large the store.
+    name: '0009_not_exact',
+    sql: `
+      ALTER TABLE tokens ADD COLUMN not_exact_block INTEGER;
+      ALTER TABLE tokens ADD COLUMN not_exact_drift TEXT;
+      ALTER TABLE tokens ADD COLUMN not_exact_sampled INTEGER;
+      ALTER TABLE tokens ADD COLUMN not_exact_differing INTEGER;
+      CREATE INDEX tokens_not_exact ON tokens (chain) WHERE not_exact_block IS NOT NULL;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

@@ -80,6 +80,21 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
       return sql.listChains.all().map(toChainStatus);
     },
 
+    async getNotExact(chain, address) {
+      const row = sql.getNotExact.get(chain, encodeHex(address));
+      if (row === undefined) return null;
+      return {
+        atBlock: row.not_exact_block,
+        supplyDrift: BigInt(row.not_exact_drift),
+        sampled: row.not_exact_sampled,
+        differing: row.not_exact_differing,
+      };
+    },
+
+    async countNotExact() {
+      return Object.fromEntries(sql.countNotExact.all().map((row) => [row.chain, row.n]));
+    },
+
     async getChainActivity(chain) {
       const row = sql.getChain.get(chain);
       if (row === undefined) return null;

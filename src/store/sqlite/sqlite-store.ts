@@ -174,16 +174,18 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const neoTables = createNeoTables(db);
   const reader = createReader(db, sql);
   const neo = createNeoReader(neoTables);
+  const scans = { ...createScans(sql), scanBalanceChanges: changes.scan };
   const writer = createWriter(
     { db, sql, bulk, hexRows, balances, neo: neoTables, addresses, changes },
     reader,
+    scans,
     neo,
   );
   return {
     kind: 'sqlite',
     writer,
     reader,
-    scans: { ...createScans(sql), scanBalanceChanges: changes.scan },
+    scans,
     neo,
     keys: createApiKeys(sql),
     async close(): Promise<void> {

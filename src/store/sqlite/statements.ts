@@ -209,6 +209,26 @@ export function prepareStatements(db: Database.Database) {
         supply_dirty = CASE WHEN supply_dirty <= @atBlock THEN NULL ELSE supply_dirty END
       WHERE chain = @chain AND address = @address`),
 
+    // ---- not-exact marks (migration 0009) ----
+    setExactness: db.prepare(`
+      UPDATE tokens SET not_exact_block = @atBlock, not_exact_drift = @drift,
+        not_exact_sampled = @sampled, not_exact_differing = @differing
+      WHERE chain = @chain AND address = @address`),
+    getNotExact: db.prepare<
+      [string, Buffer | string],
+      {
+        not_exact_block: number;
+        not_exact_drift: string;
+        not_exact_sampled: number;
+        not_exact_differing: number;
+      }
+    >(`
+      SELECT not_exact_block, not_exact_drift, not_exact_sampled, not_exact_differing FROM tokens
+      WHERE chain = ? AND address = ? AND not_exact_block IS NOT NULL`),
+    countNotExact: db.prepare<[], { chain: string; n: number }>(
+      'SELECT chain, count(*) AS n FROM tokens WHERE not_exact_block IS NOT NULL GROUP BY chain',
+    ),
+
     // ---- API reads ----
     // API reads select addresses, hashes and amounts as text (hexText, amountText) and rows as
     // arrays (.raw()): a BLOB column costs a Node Buffer per value, and then a second conversion

@@ -20,6 +20,7 @@ export const WRITE_METHODS = [
   'applyBatch',
   'rollback',
   'updateSupplies',
+  'setExactness',
   'setChainStatus',
 ] as const satisfies readonly (keyof StoreWriter)[];
 
@@ -108,6 +109,7 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     applyBatch: (batch) => call('applyBatch', [batchToWire(batch)]),
     rollback: (...args) => call('rollback', args),
     updateSupplies: (...args) => call('updateSupplies', args),
+    setExactness: (...args) => call('setExactness', args),
     setChainStatus: (...args) => call('setChainStatus', args),
   };
   const store: Store = {

@@ -5,7 +5,14 @@
  * connection, where this same part applies them.
  */
 import { dirtyThenStale } from '../supply-reads.js';
-import type { NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
+import type {
+  ExactnessUpdate,
+  HistoryScans,
+  NeoReader,
+  StoreReader,
+  StoreWriter,
+  SupplyUpdate,
+} from '../types.js';
 import { type BatchContext, createApplyBatchTx, createBatchSteps } from './apply-batch.js';
 import { createApplyWireTx } from './apply-wire.js';
 import { batchFromWire, type WireBatch } from './batch-wire.js';
@@ -22,7 +29,8 @@ export interface SqliteWriter extends StoreWriter {
 /** Builds the writer part over one connection; `reader` and `neoReader` answer its reads. */
 export function createWriter(
   context: BatchContext,
-  reader: Pick<StoreReader, 'getChainStatus' | 'getToken'>,
+  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders'>,
+  scans: Pick<HistoryScans, 'scanBalances'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -39,6 +47,19 @@ export function createWriter(
         cap: encodeNullableAmount(update.cap),
         burnedBalance: encodeNullableAmount(update.burnedBalance),
         atBlock: update.atBlock,
+      });
+    }
+  });
+
+  const setExactnessTx = db.transaction((chain: string, updates: readonly ExactnessUpdate[]): void => {
+    for (const { address, mark } of updates) {
+      sql.setExactness.run({
+        chain,
+        address: encodeHex(address),
+        atBlock: mark?.atBlock ?? null,
+        drift: mark?.supplyDrift.toString() ?? null,
+        sampled: mark?.sampled ?? null,
+        differing: mark?.differing ?? null,
       });
     }
   });
@@ -88,6 +109,10 @@ export function createWriter(
       updateSuppliesTx.immediate(chain, updates);
     },
 
+    async setExactness(chain, updates) {
+      setExactnessTx.immediate(chain, updates);
+    },
+
     async seededHolders(chain, pairs) {
       const out = new Array<boolean>(pairs.length).fill(false);
       const byToken = new Map<string, number[]>();
@@ -127,6 +152,8 @@ export function createWriter(
 
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
+    listHolders: reader.listHolders,
+    scanBalances: scans.scanBalances,
     getNeoToken: neoReader.getNeoToken,
   };
 }
