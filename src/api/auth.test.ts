@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { generateApiKey } from '../internal/api-keys.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createTestApiKey } from '../store/testing/api-key.js';
 import type { Store } from '../store/types.js';
 import { createApiKeyVerifier } from './auth.js';
 import { type ApiFixture, startApiFixture, USDC } from './testing/fixture.js';
@@ -33,16 +34,8 @@ async function msUntil(key: string, status: number, limitMs = 3000): Promise<num
   return Number.POSITIVE_INFINITY;
 }
 
-async function createKey(store: Store): Promise<{ key: string; id: string; hash: string }> {
-  const generated = generateApiKey();
-  await store.keys.createApiKey({
-    id: generated.id,
-    hash: generated.hash,
-    label: 't',
-    createdAt: Date.now(),
-    revokedAt: null,
-  });
-  return generated;
+function createKey(store: Store): Promise<{ key: string; id: string; hash: string }> {
+  return createTestApiKey(store, 't', Date.now());
 }
 
 describe('api key revocation', () => {

@@ -11,12 +11,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { generateApiKey } from '../internal/api-keys.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { ProblemsError, UserError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
 import { MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from '../internal/token-text.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createTestApiKey } from '../store/testing/api-key.js';
 import { indexBatch, transferRecord } from '../store/testing/batches.js';
 import type { Store, TokenRecord } from '../store/types.js';
 import { type ApiServer, startApiServer } from './server.js';
@@ -331,15 +331,7 @@ describe('token lists in a running API', () => {
         ],
       }),
     );
-    const generated = generateApiKey();
-    await store.keys.createApiKey({
-      id: generated.id,
-      hash: generated.hash,
-      label: 't',
-      createdAt: 0,
-      revokedAt: null,
-    });
-    key = generated.key;
+    key = (await createTestApiKey(store, 't')).key;
     const lists: TokenList[] = [readTokenList(UNISWAP_LIST)];
     server = await startApiServer({
       store: withTokenOverlay(store, createTokenOverlay(lists)),
@@ -421,15 +413,7 @@ describe('a store written before names were capped', () => {
         tokens: [{ address: token, name: 'Clean', symbol: 'CLN', decimals: 18 }],
       }),
     );
-    const generated = generateApiKey();
-    await writing.keys.createApiKey({
-      id: generated.id,
-      hash: generated.hash,
-      label: 't',
-      createdAt: 0,
-      revokedAt: null,
-    });
-    key = generated.key;
+    key = (await createTestApiKey(writing)).key;
     await writing.close();
     // What an older version wrote for a hostile contract, before the store capped anything.
     const db = new Database(path);

@@ -24,9 +24,9 @@ import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getBlockNumber, reorg } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, selector } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT } from '../devchain/traffic.js';
-import { generateApiKey } from '../internal/api-keys.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
+import { createTestApiKey } from '../store/testing/api-key.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { addressTraffic } from './testing/address-traffic.js';
@@ -76,15 +76,7 @@ function viewsScenario(backend: ChaosBackend): void {
       tty: false,
       supplyRefreshBlocks: 1,
     }).run();
-    const generated = generateApiKey();
-    await store.keys.createApiKey({
-      id: generated.id,
-      hash: generated.hash,
-      label: 'views',
-      createdAt: 0,
-      revokedAt: null,
-    });
-    key = generated.key;
+    key = (await createTestApiKey(store, 'views')).key;
     server = await startApiServer({ store, logger, chains: ['eth'], host: '127.0.0.1', port: 0 });
   });
 

@@ -35,10 +35,10 @@ import {
 import { DepositVault, TetherStyleToken } from '../devchain/contracts.generated.js';
 import { selector, totalSupply } from '../devchain/deploy.js';
 import { rpc, toQuantity } from '../devchain/rpc.js';
-import { generateApiKey } from '../internal/api-keys.js';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
+import { createTestApiKey } from '../store/testing/api-key.js';
 import type { IndexBatch, Store, StoreWriter } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { diffApiAddressViews } from './testing/api-address-view.js';
@@ -110,15 +110,7 @@ function exactScenario(backend: ChaosBackend): void {
     store = await openAt(await backend.freshLocation('exact'), logger);
     controller = new AbortController();
     running = startIndexer(store, 0, controller.signal);
-    const generated = generateApiKey();
-    await store.keys.createApiKey({
-      id: generated.id,
-      hash: generated.hash,
-      label: 'exact',
-      createdAt: 0,
-      revokedAt: null,
-    });
-    key = generated.key;
+    key = (await createTestApiKey(store, 'exact')).key;
     server = await startApiServer({ store, logger, chains: ['eth'], host: '127.0.0.1', port: 0 });
   });
 

@@ -19,11 +19,11 @@ import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
 import { getAccounts, getBlockNumber, sendTransaction, waitForReceipt } from '../devchain/chain.js';
 import { HostileTextToken } from '../devchain/contracts.generated.js';
 import { selector } from '../devchain/deploy.js';
-import { generateApiKey } from '../internal/api-keys.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import { MAX_TOKEN_NAME_CHARS, MAX_TOKEN_SYMBOL_CHARS } from '../internal/token-text.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import { createTestApiKey } from '../store/testing/api-key.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 
@@ -105,15 +105,7 @@ describe('a token whose contract answers a 1 MiB name and a symbol with control 
       return (await store.writer.getCheckpoint('eth'))?.block === head;
     });
 
-    const generated = generateApiKey();
-    await store.keys.createApiKey({
-      id: generated.id,
-      hash: generated.hash,
-      label: 't',
-      createdAt: 0,
-      revokedAt: null,
-    });
-    key = generated.key;
+    key = (await createTestApiKey(store, 't')).key;
     // As `serve` and `start` wire it (src/cli/commands.ts), with no token list configured.
     server = await startApiServer({
       store: withTokenOverlay(store, createTokenOverlay([])),
