@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import { createEvmSource } from '../chains/evm/source.js';
 import {
   type FixtureNode,
@@ -213,6 +214,14 @@ describe('import of the real 14,323-row ethereum-etl export', () => {
     assert.equal((await store.writer.getCheckpoint('eth'))?.block, last);
     // Every batch but the last deferred its balances; the last wrote them all.
     assert.equal((await store.reader.getChainStatus('eth'))?.balancesBlock, undefined);
+    // The planner's statistics were gathered after the load (StoreWriter.refreshStatistics).
+    const stats = new Database(join(tmp, `store-${dbCount}.sqlite`), { readonly: true });
+    try {
+      const analyzed = stats.prepare('SELECT DISTINCT tbl FROM sqlite_stat1').pluck().all() as string[];
+      assert.ok(analyzed.includes('balances') && analyzed.includes('transfers'), analyzed.join(', '));
+    } finally {
+      stats.close();
+    }
 
     const page = await store.reader.listTokens('eth', 0, tokens.size + 10);
     assert.equal(page.total, tokens.size);

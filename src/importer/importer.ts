@@ -371,6 +371,8 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   summary.interrupted = signal?.aborted === true;
   summary.nonFungibleTokens = preparer.nonFungibleTokens();
   summary.checkpoint = (await store.writer.getCheckpoint(chain))?.block ?? null;
+  // A store filled in one go plans its reads from statistics of when it was small (see there).
+  if (summary.imported > 0) await store.writer.refreshStatistics();
 
   if (node !== null && summary.imported > 0 && !summary.interrupted)
     await refreshSupplies(summary.checkpoint);

@@ -361,6 +361,13 @@ export interface StoreWriter {
    * false for a token the store does not know.
    */
   seededHolders(chain: string, pairs: readonly { token: string; holder: string }[]): Promise<boolean[]>;
+  /**
+   * Brings the query planner's statistics up to date after a bulk load (`import`): a store filled
+   * in one go has none, or those of when it was empty, and PostgreSQL may then plan an address's
+   * balances as a walk over every token of the chain until autovacuum analyzes the tables.
+   * SQLite: `PRAGMA optimize` with a bounded sample; PostgreSQL: `ANALYZE` of the chain tables.
+   */
+  refreshStatistics(): Promise<void>;
   /** Records the node head and the last error (null clears it) outside any batch. */
   setChainStatus(chain: string, status: { head?: number; lastError?: string | null }): Promise<void>;
   /** NEO: the rows of the output table that `refs` name; spent outputs and outputs never stored are absent. */

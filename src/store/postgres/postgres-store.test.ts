@@ -210,6 +210,30 @@ if (unreachable !== null) {
         assert.deepEqual(raw, [{ value: MAX_UINT256.toString(), type: 'numeric' }]);
       }));
 
+    test('refreshStatistics analyzes the chain tables (after a bulk load the planner has no statistics)', () =>
+      withStore(async (store, url) => {
+        await store.writer.applyBatch(mintBatch(1, 1));
+        // ANALYZE sets pg_class.reltuples at once (-1: never analyzed; 0: analyzed while empty).
+        const estimates = async () =>
+          Object.fromEntries(
+            (
+              await querySql<{ relname: string; reltuples: number }>(
+                url,
+                `SELECT relname, reltuples FROM pg_class
+                 WHERE relnamespace = current_schema()::regnamespace AND relname IN
+                   ('tokens', 'transfers', 'balances', 'balance_changes', 'address_transfers', 'seed_balances')`,
+              )
+            ).map((r) => [r.relname, Number(r.reltuples)]),
+          );
+        const before = await estimates();
+        assert.equal(before.transfers, -1);
+        await store.writer.refreshStatistics();
+        const after = await estimates();
+        for (const table of ['tokens', 'transfers', 'balances', 'address_transfers'])
+          assert.ok(after[table]! > 0, `${table}: ${after[table]}`);
+        for (const table of ['balance_changes', 'seed_balances']) assert.equal(after[table], 0, table);
+      }));
+
     test('a batch that fails at its last statement leaves nothing behind', () =>
       withStore(async (store, url) => {
         await store.writer.applyBatch(mintBatch(1, 1));

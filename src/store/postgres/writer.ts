@@ -108,6 +108,13 @@ export function createWriter(
       if ((result.rowCount ?? 0) === 0) throw fence.superseded(null);
     },
 
+    async refreshStatistics(): Promise<void> {
+      // The tables whose plans depend on their size; ANALYZE samples, so this is seconds at any size.
+      await pool.query(
+        'ANALYZE tokens, transfers, balances, balance_changes, address_transfers, seed_balances',
+      );
+    },
+
     async seededHolders(chain, pairs): Promise<boolean[]> {
       const out = new Array<boolean>(pairs.length).fill(false);
       if (pairs.length === 0) return out;

@@ -21,6 +21,7 @@ export const WRITE_METHODS = [
   'rollback',
   'updateSupplies',
   'setExactness',
+  'refreshStatistics',
   'setChainStatus',
 ] as const satisfies readonly (keyof StoreWriter)[];
 
@@ -110,6 +111,7 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     rollback: (...args) => call('rollback', args),
     updateSupplies: (...args) => call('updateSupplies', args),
     setExactness: (...args) => call('setExactness', args),
+    refreshStatistics: () => call('refreshStatistics', []),
     setChainStatus: (...args) => call('setChainStatus', args),
   };
   const store: Store = {

@@ -113,6 +113,14 @@ export function createWriter(
       setExactnessTx.immediate(chain, updates);
     },
 
+    async refreshStatistics() {
+      // A bounded sample per index (SQLite's own recommendation for `optimize`), so that a
+      // large store is analyzed in about a second; 0x10002 checks every table, not only those
+      // this connection has queried.
+      db.pragma('analysis_limit = 1000');
+      db.pragma('optimize = 0x10002');
+    },
+
     async seededHolders(chain, pairs) {
       const out = new Array<boolean>(pairs.length).fill(false);
       const byToken = new Map<string, number[]>();
