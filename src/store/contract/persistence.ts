@@ -1,5 +1,6 @@
 /**
- * The store contract suite, persistence: data survives close and reopen.
+ * The store contract suite, persistence: data survives close and reopen, and a refresh of the
+ * planner's statistics (after a bulk load) changes no answer.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -48,6 +49,17 @@ export function runPersistenceCases({ withStore }: ContractContext): void {
         assert.equal((await reopened.keys.listApiKeys()).length, 1);
         await reopened.writer.applyBatch(batch({ from: 13, to: 13 }));
         assert.equal((await reopened.writer.getCheckpoint('eth'))?.block, 13);
+      }));
+
+    test('refreshStatistics changes no answer, and writes go on after it', () =>
+      withStore(async (store) => {
+        const history = randomHistory(11, 12, 3, 4);
+        await applyAll(store, batchesOf(history, [[1, 12]]));
+        const before = await snapshot(store, 'eth', history.tokens, history.parties);
+        await store.writer.refreshStatistics();
+        assert.deepEqual(await snapshot(store, 'eth', history.tokens, history.parties), before);
+        await store.writer.applyBatch(batch({ from: 13, to: 13 }));
+        assert.equal((await store.writer.getCheckpoint('eth'))?.block, 13);
       }));
   });
 }
