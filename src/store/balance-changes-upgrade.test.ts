@@ -11,13 +11,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
-import { MIGRATIONS as POSTGRES_MIGRATIONS } from './postgres/migrations.js';
+import {
+  MIGRATIONS_TABLE,
+  migrate as migratePostgres,
+  MIGRATIONS as POSTGRES_MIGRATIONS,
+} from './postgres/migrations.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
+import { advanceSequences, copyRows as copyPgRows } from './postgres/testing/previous-version.js';
 import { createTestDatabase, querySql, withSchema } from './postgres/testing/test-database.js';
-import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
+import { migrate as migrateSqlite, MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { copyRows as copySqliteRows, tablesOf } from './sqlite/testing/previous-version.js';
 import { AddressModel } from './testing/address-model.js';
 import { applyToBoth, assertAddressViews } from './testing/address-model-check.js';
 import { batch, blockHash, holder, moves, tokenAddress, tokenMetadata } from './testing/batches.js';
@@ -69,16 +76,20 @@ after(() => rmSync(root, { recursive: true, force: true }));
 
 describe('migration 0008_balance_changes', () => {
   test('sqlite: a store of the previous version is upgraded in place on open', async () => {
+    const builtPath = join(root, 'built.sqlite');
     const path = join(root, 'previous.sqlite');
     const model = new AddressModel();
-    const built = await openSqliteStore({ path, logger: silentLogger() });
+    const built = await openSqliteStore({ path: builtPath, logger: silentLogger() });
     await applyToBoth(built, model, before);
     await built.close();
     const version = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0008_balance_changes');
     assert.ok(version > 0);
+    // The same data as the version before kept it: its schema, filled from the store built now.
     const raw = new Database(path);
-    raw.exec('DROP TABLE balance_changes');
-    raw.pragma(`user_version = ${version}`);
+    migrateSqlite(raw, silentLogger(), SQLITE_MIGRATIONS.slice(0, version));
+    raw.exec(`ATTACH DATABASE '${builtPath}' AS built`);
+    for (const table of tablesOf(raw)) copySqliteRows(raw, table, 'built');
+    raw.exec('DETACH DATABASE built');
     raw.close();
 
     const upgraded = await openSqliteStore({ path, logger: silentLogger() });
@@ -95,18 +106,33 @@ describe('migration 0008_balance_changes', () => {
   test('postgres: a store of the previous version is upgraded in place on open', async () => {
     const database = await createTestDatabase();
     try {
+      await querySql(database.url, 'CREATE SCHEMA built; CREATE SCHEMA previous');
       const url = withSchema(database.url, 'previous');
-      await querySql(database.url, 'CREATE SCHEMA previous');
       const model = new AddressModel();
-      const built = await openPostgresStore({ url, logger: silentLogger(), maxConnections: 2 });
+      const built = await openPostgresStore({
+        url: withSchema(database.url, 'built'),
+        logger: silentLogger(),
+        maxConnections: 2,
+      });
       await applyToBoth(built, model, before);
       await built.close();
       const version = POSTGRES_MIGRATIONS.findIndex((m) => m.name === '0008_balance_changes');
       assert.ok(version > 0);
-      await querySql(
-        database.url,
-        `DROP TABLE previous.balance_changes; DELETE FROM previous.tokenquery_migrations WHERE version > ${version}`,
-      );
+      // The same data as the version before kept it: its schema, filled from the one built now.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await migratePostgres(client, silentLogger(), POSTGRES_MIGRATIONS.slice(0, version));
+        const tables = await client.query<{ table_name: string }>(
+          `SELECT table_name FROM information_schema.tables
+           WHERE table_schema = 'previous' AND table_type = 'BASE TABLE' AND table_name <> $1`,
+          [MIGRATIONS_TABLE],
+        );
+        for (const { table_name: table } of tables.rows) await copyPgRows(client, table, 'built', 'previous');
+        await advanceSequences(client, 'previous');
+      } finally {
+        await client.end();
+      }
 
       const upgraded = await openPostgresStore({ url, logger: silentLogger(), maxConnections: 2 });
       try {

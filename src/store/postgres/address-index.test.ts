@@ -41,6 +41,7 @@ import { encodeHex } from './codec.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { openPostgresStore } from './postgres-store.js';
 import { SQL, type StatementName } from './statements.js';
+import { advanceSequences, copyRows } from './testing/previous-version.js';
 import { createTestDatabase, querySql, type TestDatabase, withSchema } from './testing/test-database.js';
 
 const PREVIOUS_VERSION = MIGRATIONS.findIndex((m) => m.name === '0007_address_index');
@@ -164,17 +165,9 @@ describe('postgres address index', async () => {
       await client.connect();
       try {
         await migrate(client, silentLogger(), MIGRATIONS.slice(0, PREVIOUS_VERSION));
-        for (const table of TABLES) {
-          await client.query(
-            `INSERT INTO previous.${table} OVERRIDING SYSTEM VALUE SELECT * FROM built.${table}`,
-          );
-        }
-        await client.query(
-          'INSERT INTO previous.balances (token_id, holder, amount) SELECT token_id, holder, amount FROM built.balances WHERE amount <> 0',
-        );
-        await client.query(
-          `SELECT setval(pg_get_serial_sequence('previous.tokens', 'id'), max(id)) FROM previous.tokens`,
-        );
+        for (const table of TABLES) await copyRows(client, table, 'built', 'previous');
+        await copyRows(client, 'balances', 'built', 'previous', 'WHERE amount <> 0');
+        await advanceSequences(client, 'previous');
         // The upgrade, in chunks of a few transfers so that the progress shows.
         const lines: { percent?: number; msg: string }[] = [];
         const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });

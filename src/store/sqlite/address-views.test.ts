@@ -12,6 +12,7 @@ import type { IndexBatch, Store, TransferRecord } from '../types.js';
 import { isLowerHex } from './codec.js';
 import { MIGRATIONS, migrate } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
+import { copyRows } from './testing/previous-version.js';
 import { dumpTables, randomBatches } from './testing/random-batches.js';
 import { openSqliteStoreWithWriterThread } from './writer-thread.js';
 
@@ -253,9 +254,9 @@ describe('address views (sqlite)', () => {
       'block_refs',
       'recent_block_tokens',
     ]) {
-      raw.exec(`INSERT INTO ${table} SELECT * FROM built.${table}`);
+      copyRows(raw, table, 'built');
     }
-    raw.exec('INSERT INTO balances SELECT token_id, holder, amount FROM built.balances WHERE amount <> 0');
+    copyRows(raw, 'balances', 'built', 'WHERE amount <> 0');
     raw.exec('DETACH DATABASE built');
     raw.close();
 

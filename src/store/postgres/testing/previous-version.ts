@@ -1,0 +1,43 @@
+/**
+ * Upgrade tests build a store "as an earlier version kept it": a schema migrated only up to that
+ * version, filled from a schema built by this version. Later migrations add columns to the tables
+ * (and tables of their own), so rows are copied by the columns the older table has, and the
+ * identity sequences are moved past the copied ids.
+ */
+import type pg from 'pg';
+
+/** Copies the rows of `from.table` into `to.table` by `to.table`'s columns; `where` filters them. */
+export async function copyRows(
+  client: pg.ClientBase,
+  table: string,
+  from: string,
+  to: string,
+  where = '',
+): Promise<void> {
+  const columns = (
+    await client.query<{ column_name: string }>(
+      'SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position',
+      [to, table],
+    )
+  ).rows
+    .map((r) => `"${r.column_name}"`)
+    .join(', ');
+  await client.query(
+    `INSERT INTO ${to}.${table} (${columns}) OVERRIDING SYSTEM VALUE SELECT ${columns} FROM ${from}.${table} ${where}`,
+  );
+}
+
+/** Moves every identity or serial sequence of `schema`'s tables past the largest id copied. */
+export async function advanceSequences(client: pg.ClientBase, schema: string): Promise<void> {
+  const owned = await client.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_schema = $1 AND (is_identity = 'YES' OR column_default LIKE 'nextval(%')`,
+    [schema],
+  );
+  for (const { table_name: table, column_name: column } of owned.rows) {
+    await client.query(
+      `SELECT setval(pg_get_serial_sequence('${schema}.${table}', '${column}'), max(${column}))
+       FROM ${schema}.${table} HAVING max(${column}) IS NOT NULL`,
+    );
+  }
+}
