@@ -157,6 +157,9 @@ if (unreachable !== null) {
         assert.equal((await primary.reader.getChainStatus('eth'))?.indexed, 2, 'the primary has block 2');
         // The standby has received block 2's WAL and not replayed it: every answer is block 1's.
         assert.equal(await view(), asOfBlock1);
+        // But the status list takes the node head from the primary, so the standby's delay shows.
+        const [listed] = await store.reader.listChainStatuses();
+        assert.deepEqual([listed?.head, listed?.indexed], [2, 1]);
 
         // Keys live on the primary: a key made now is found at once, though the standby lacks it.
         const key = { id: 'k1', hash: 'a'.repeat(64), label: '', createdAt: 1, revokedAt: null };
@@ -319,10 +322,17 @@ if (unreachable !== null) {
           'SELECT count(*)::int AS n FROM api_keys',
         );
         assert.equal(onStandby?.n, 1, 'the standby holds only the first key');
-        // Every answer is the standby's block 1, on every request: no mix of blocks 1 and 2. The
-        // head is the standby's too (the indexer stores it on the primary), so `lag` stays 0: a
-        // standby's own delay shows as an `indexed` behind the primary's, not in `lag`.
-        for (let i = 0; i < 3; i++) assert.equal(await view(secondKey), asOfBlock1);
+        // Every answer is the standby's block 1, on every request: no mix of blocks 1 and 2. Only
+        // `/status`'s head is the primary's (the indexer writes it there), so the standby's delay
+        // shows as `lag` (its status snapshot is at most 250 ms old: wait for the first).
+        const lagging = 'head 2 indexed 1 lag 1 transfers 1 holders 1 alice 5 bob 0 list 1';
+        await eventually(
+          async () => ((await view(secondKey)) === lagging ? true : undefined),
+          5_000,
+          '/status to show the primary head over the standby checkpoint',
+          50,
+        );
+        for (let i = 0; i < 3; i++) assert.equal(await view(secondKey), lagging);
 
         // Revoked on the primary, refused within a second, though the standby still holds it valid.
         const revoke = await runCli(['keys', 'revoke', firstKey, '--db', primaryUrl]);
