@@ -14,17 +14,13 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { ZERO_ADDRESS } from '../internal/chains.js';
 import { silentLogger } from '../internal/logger.js';
-import {
-  MIGRATIONS_TABLE,
-  migrate as migratePostgres,
-  MIGRATIONS as POSTGRES_MIGRATIONS,
-} from './postgres/migrations.js';
+import { MIGRATIONS as POSTGRES_MIGRATIONS } from './postgres/migrations.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
-import { advanceSequences, copyRows as copyPgRows } from './postgres/testing/previous-version.js';
+import { fillPreviousSchema } from './postgres/testing/previous-version.js';
 import { createTestDatabase, querySql, withSchema } from './postgres/testing/test-database.js';
-import { migrate as migrateSqlite, MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
+import { MIGRATIONS as SQLITE_MIGRATIONS } from './sqlite/migrations.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
-import { copyRows as copySqliteRows, tablesOf } from './sqlite/testing/previous-version.js';
+import { previousVersionStore } from './sqlite/testing/previous-version.js';
 import { AddressModel } from './testing/address-model.js';
 import { applyToBoth, assertAddressViews } from './testing/address-model-check.js';
 import { batch, blockHash, holder, moves, tokenAddress, tokenMetadata } from './testing/batches.js';
@@ -85,12 +81,7 @@ describe('migration 0008_balance_changes', () => {
     const version = SQLITE_MIGRATIONS.findIndex((m) => m.name === '0008_balance_changes');
     assert.ok(version > 0);
     // The same data as the version before kept it: its schema, filled from the store built now.
-    const raw = new Database(path);
-    migrateSqlite(raw, silentLogger(), SQLITE_MIGRATIONS.slice(0, version));
-    raw.exec(`ATTACH DATABASE '${builtPath}' AS built`);
-    for (const table of tablesOf(raw)) copySqliteRows(raw, table, 'built');
-    raw.exec('DETACH DATABASE built');
-    raw.close();
+    previousVersionStore(path, builtPath, SQLITE_MIGRATIONS.slice(0, version));
 
     const upgraded = await openSqliteStore({ path, logger: silentLogger() });
     try {
@@ -122,14 +113,7 @@ describe('migration 0008_balance_changes', () => {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {
-        await migratePostgres(client, silentLogger(), POSTGRES_MIGRATIONS.slice(0, version));
-        const tables = await client.query<{ table_name: string }>(
-          `SELECT table_name FROM information_schema.tables
-           WHERE table_schema = 'previous' AND table_type = 'BASE TABLE' AND table_name <> $1`,
-          [MIGRATIONS_TABLE],
-        );
-        for (const { table_name: table } of tables.rows) await copyPgRows(client, table, 'built', 'previous');
-        await advanceSequences(client, 'previous');
+        await fillPreviousSchema(client, POSTGRES_MIGRATIONS.slice(0, version), 'built', 'previous');
       } finally {
         await client.end();
       }

@@ -7,9 +7,9 @@ import { after, test } from 'node:test';
 import pg from 'pg';
 import { silentLogger } from '../../internal/logger.js';
 import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
-import { MIGRATIONS, MIGRATIONS_TABLE, migrate } from './migrations.js';
+import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
 import { openPostgresStore } from './postgres-store.js';
-import { advanceSequences, copyRows } from './testing/previous-version.js';
+import { fillPreviousSchema } from './testing/previous-version.js';
 import { createTestDatabase, querySql, withSchema } from './testing/test-database.js';
 
 test('a version-8 PostgreSQL store gains the not-exact mark in place, every token exact', async () => {
@@ -31,14 +31,7 @@ test('a version-8 PostgreSQL store gains the not-exact mark in place, every toke
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await migrate(client, silentLogger(), MIGRATIONS.slice(0, version));
-    const tables = await client.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables
-       WHERE table_schema = 'previous' AND table_type = 'BASE TABLE' AND table_name <> $1`,
-      [MIGRATIONS_TABLE],
-    );
-    for (const { table_name: table } of tables.rows) await copyRows(client, table, 'built', 'previous');
-    await advanceSequences(client, 'previous');
+    await fillPreviousSchema(client, MIGRATIONS.slice(0, version), 'built', 'previous');
   } finally {
     await client.end();
   }

@@ -10,9 +10,9 @@ import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../../internal/logger.js';
 import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
-import { MIGRATIONS, migrate } from './migrations.js';
+import { MIGRATIONS } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { copyRows, tablesOf } from './testing/previous-version.js';
+import { previousVersionStore } from './testing/previous-version.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenquery-not-exact-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,12 +30,7 @@ test('a version-8 SQLite store gains the not-exact mark in place, every token ex
   // The same data as version 8 kept it: its schema, filled from the store built now.
   const version = MIGRATIONS.findIndex((m) => m.name === '0009_not_exact');
   assert.equal(version, 8);
-  const raw = new Database(path);
-  migrate(raw, silentLogger(), MIGRATIONS.slice(0, version));
-  raw.exec(`ATTACH DATABASE '${builtPath}' AS built`);
-  for (const table of tablesOf(raw)) copyRows(raw, table, 'built');
-  raw.exec('DETACH DATABASE built');
-  raw.close();
+  previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
 
   const upgraded = await openSqliteStore({ path, logger: silentLogger() });
   try {

@@ -5,6 +5,8 @@
  * identity sequences are moved past the copied ids.
  */
 import type pg from 'pg';
+import { silentLogger } from '../../../internal/logger.js';
+import { MIGRATIONS_TABLE, type Migration, migrate } from '../migrations.js';
 
 /** Copies the rows of `from.table` into `to.table` by `to.table`'s columns; `where` filters them. */
 export async function copyRows(
@@ -40,4 +42,25 @@ export async function advanceSequences(client: pg.ClientBase, schema: string): P
        FROM ${schema}.${table} HAVING max(${column}) IS NOT NULL`,
     );
   }
+}
+
+/**
+ * Makes schema `to` (empty, on `client`'s database and search path) what an earlier version
+ * would have kept: migrated by `migrations` (the list up to that version), holding every row of
+ * schema `from`.
+ */
+export async function fillPreviousSchema(
+  client: pg.ClientBase,
+  migrations: readonly Migration[],
+  from: string,
+  to: string,
+): Promise<void> {
+  await migrate(client, silentLogger(), migrations);
+  const tables = await client.query<{ table_name: string }>(
+    `SELECT table_name FROM information_schema.tables
+     WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name <> $2`,
+    [to, MIGRATIONS_TABLE],
+  );
+  for (const { table_name: table } of tables.rows) await copyRows(client, table, from, to);
+  await advanceSequences(client, to);
 }
