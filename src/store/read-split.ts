@@ -1,4 +1,4 @@
-import type { Store } from './types.js';
+import type { ChainStatus, Store } from './types.js';
 
 /**
  * The API's store when it has a read replica (`serve --db-read`): the chain data the API shows
@@ -25,7 +25,8 @@ export function splitReads(primary: Store, replica: Store): Store {
   reader.listChainStatuses = async () => {
     const [onReplica, onPrimary] = await Promise.all([
       replica.reader.listChainStatuses(),
-      primary.reader.listChainStatuses(),
+      // The standby alone still answers `/status` while the primary cannot be reached.
+      primary.reader.listChainStatuses().catch((): ChainStatus[] => []),
     ]);
     const written = new Map(onPrimary.map((status) => [status.chain, status]));
     return onReplica.map((status) => {
