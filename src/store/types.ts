@@ -23,6 +23,7 @@ import type {
   NeoTokenPage,
   NeoTokenRecord,
 } from './neo-types.js';
+import type { ChainWriter, WriterLease, WriterLeaseOptions, WriterRole } from './writer-lease-types.js';
 
 export type {
   ApiKeyLimits,
@@ -31,6 +32,7 @@ export type {
   ApiKeyStore,
   BalanceChange,
   BlockRef,
+  ChainWriter,
   NeoAssetInfo,
   NeoBatchPart,
   NeoContractRecord,
@@ -39,9 +41,11 @@ export type {
   NeoTokenRecord,
   TokenMetadata,
   TransferRecord,
+  WriterLease,
+  WriterLeaseOptions,
+  WriterRole,
 };
 
-/** A token as the API sees it. */
 /**
  * A token as a balance entry shows it: its chain and metadata. {@link StoreReader.listAddressBalances}
  * reads no more of the token than this (an address may hold 10,000 tokens).
@@ -50,6 +54,7 @@ export interface TokenLabel extends TokenMetadata {
   chain: string;
 }
 
+/** A token as the API sees it. */
 export interface TokenRecord extends TokenLabel {
   /** `totalSupply()` in raw units at the last refresh; null when it cannot be read. */
   totalSupply: bigint | null;
@@ -241,47 +246,6 @@ export interface ChainActivity {
    * A rollback empties the list; the batches after it fill it again.
    */
   recent: TransferRecord[];
-}
-
-/** Who was elected to write a chain (see {@link Store.acquireWriterLease}). */
-export interface ChainWriter {
-  /** `<host>:<pid>` of the elected process. */
-  id: string;
-  /** Number of the election: every newly elected writer of the chain gets a higher one. */
-  epoch: number;
-  /** Unix milliseconds of the election. */
-  since: number;
-}
-
-export type WriterRole = 'writer' | 'standby';
-
-/** How {@link Store.acquireWriterLease} waits. */
-export interface WriterLeaseOptions {
-  /** Stops waiting (the call resolves with null) and, once elected, nothing else. */
-  signal: AbortSignal;
-  /** Names this process in `/status` and the logs; default `<host>:<pid>`. */
-  writerId?: string;
-  /** How often a standby tries to take over; default 1000 ms. */
-  pollIntervalMs?: number;
-  /** Called once when another process holds the chain and this one starts waiting as a standby. */
-  onStandby?: (writer: ChainWriter | null) => void;
-}
-
-/** This process's right to write one chain, until it is released or lost. */
-export interface WriterLease {
-  readonly chain: string;
-  /** The election number (see {@link ChainWriter.epoch}). */
-  readonly epoch: number;
-  /**
-   * The writer to write the chain through. Each of its write transactions for the chain checks that
-   * this lease is still the newest election and fails with {@link WriterLeaseLostError} otherwise,
-   * so a writer that lost its lease can never commit (fencing).
-   */
-  readonly writer: StoreWriter;
-  /** Aborted when the lease is lost: its lock connection failed, or a newer writer was elected. */
-  readonly lost: AbortSignal;
-  /** Gives the chain up, so a standby can take over at once. Idempotent. */
-  release(): Promise<void>;
 }
 
 /**
