@@ -21,11 +21,10 @@ import { createEvmSource } from '../chains/evm/source.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { encodeCall } from '../devchain/abi.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getBlockNumber, reorg } from '../devchain/chain.js';
+import { reorg } from '../devchain/chain.js';
 import { type DeployedToken, deployDemoTokens, selector } from '../devchain/deploy.js';
 import { SPRAY_GAS_LIMIT } from '../devchain/traffic.js';
 import { silentLogger } from '../internal/logger.js';
-import { waitFor } from '../internal/testing/wait.js';
 import { createTestApiKey } from '../store/testing/api-key.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
@@ -33,7 +32,7 @@ import { addressTraffic } from './testing/address-traffic.js';
 import { expectedHolders } from './testing/address-views.js';
 import { diffApiAddressViews } from './testing/api-address-view.js';
 import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
-import { diffStoreAgainstNode, type NodeTruth, readNodeTruth } from './testing/evm-truth.js';
+import { diffStoreAgainstNode, followedHead, type NodeTruth, readNodeTruth } from './testing/evm-truth.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tq-address-views-'));
 const logger = silentLogger();
@@ -89,22 +88,7 @@ function viewsScenario(backend: ChaosBackend): void {
     await backend.cleanup();
   });
 
-  /** Waits until the indexer has the node's head block (its hash too) and every supply read. */
-  async function followed(): Promise<number> {
-    const source = createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger });
-    let head = 0;
-    await waitFor('the indexer to reach the head', async () => {
-      head = await getBlockNumber(anvil.url);
-      const [stored] = await store.writer.getBlockRefs('eth', head, head);
-      const [node] = await source.getHeaders([head]);
-      return (
-        (await store.writer.getCheckpoint('eth'))?.block === head &&
-        stored?.hash === node?.hash &&
-        (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
-      );
-    });
-    return head;
-  }
+  const followed = (): Promise<number> => followedHead(store, anvil.url);
 
   /** Every view compared with the node: every address's holdings and lists, every holder list. */
   async function assertViewsMatchNode(truth: NodeTruth, when: string): Promise<void> {

@@ -43,7 +43,13 @@ import type { IndexBatch, Store, StoreWriter } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { diffApiAddressViews } from './testing/api-address-view.js';
 import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
-import { diffStoreAgainstNode, type NodeTruth, nodeBalances, nodeTransfers } from './testing/evm-truth.js';
+import {
+  diffStoreAgainstNode,
+  followedHead,
+  type NodeTruth,
+  nodeBalances,
+  nodeTransfers,
+} from './testing/evm-truth.js';
 import { deployExactContracts, type ExactTraffic, exactTraffic } from './testing/exact-traffic.js';
 import { verifyChain } from './verify.js';
 
@@ -123,22 +129,7 @@ function exactScenario(backend: ChaosBackend): void {
     await backend.cleanup();
   });
 
-  /** Waits until `target` has the node's head block (its hash too) and every supply read. */
-  async function followed(target: Store = store): Promise<number> {
-    const source = createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger });
-    let head = 0;
-    await waitFor('the indexer to reach the head', async () => {
-      head = await getBlockNumber(anvil.url);
-      const [stored] = await target.writer.getBlockRefs('eth', head, head);
-      const [node] = await source.getHeaders([head]);
-      return (
-        (await target.writer.getCheckpoint('eth'))?.block === head &&
-        stored?.hash === node?.hash &&
-        (await target.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
-      );
-    });
-    return head;
-  }
+  const followed = (target: Store = store): Promise<number> => followedHead(target, anvil.url);
 
   /**
    * The node's truth at `head` for the three tokens, as an index starting at `fromBlock` sees it:

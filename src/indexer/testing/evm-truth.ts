@@ -3,11 +3,16 @@
  * independently of the indexer, and its `balanceOf` / `totalSupply` state; and the differences
  * between a store and it.
  */
+
+import { createEvmSource } from '../../chains/evm/source.js';
+import { createRpcClient } from '../../chains/jsonrpc/rpc-client.js';
 import { encodeCall } from '../../devchain/abi.js';
 import { callBatch, getBlockNumber } from '../../devchain/chain.js';
 import { selector, totalSupply } from '../../devchain/deploy.js';
 import { rpc, toQuantity } from '../../devchain/rpc.js';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
+import { silentLogger } from '../../internal/logger.js';
+import { waitFor } from '../../internal/testing/wait.js';
 import type { Store } from '../../store/types.js';
 import { type AddressViewOptions, diffAddressViews } from './address-views.js';
 import { snapshotStore } from './store-snapshots.js';
@@ -175,4 +180,25 @@ export async function diffStoreAgainstNode(
       push(line);
   }
   return out;
+}
+
+/**
+ * Waits until `store` has the node's head block at `url` (its hash too, so a reorg has been
+ * followed) and every supply read; returns that head.
+ */
+export async function followedHead(store: Pick<Store, 'writer'>, url: string): Promise<number> {
+  const logger = silentLogger();
+  const source = createEvmSource({ rpc: createRpcClient({ url, logger }), logger });
+  let head = 0;
+  await waitFor('the indexer to reach the head', async () => {
+    head = await getBlockNumber(url);
+    const [stored] = await store.writer.getBlockRefs('eth', head, head);
+    const [node] = await source.getHeaders([head]);
+    return (
+      (await store.writer.getCheckpoint('eth'))?.block === head &&
+      stored?.hash === node?.hash &&
+      (await store.writer.tokensNeedingSupply('eth', -1, 1)).length === 0
+    );
+  });
+  return head;
 }
