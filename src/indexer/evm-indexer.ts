@@ -70,6 +70,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   /** The checkpoint the run resumed from (null: a first run). */
   let resumedFrom: Checkpoint | null = null;
 
+  /** Supplies of `addresses` read at `atBlock`, recorded as read there. */
+  const readSuppliesAt = async (addresses: string[], atBlock: number) =>
+    (await source.readSupplies(addresses, atBlock)).map((s) => ({ ...s, atBlock }));
   // Held while a rollback runs: no supply read may start or be recorded then (see evm-realtime.ts).
   const supply = createSupplyRefresh({
     chain: name,
@@ -77,13 +80,11 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     logger,
     signal,
     everyBlocks: options.supplyRefreshBlocks ?? 1000,
-    read: async (addresses, atBlock) =>
-      (await source.readSupplies(addresses, atBlock)).map((s) => ({ ...s, atBlock })),
+    read: readSuppliesAt,
     exactness: createExactnessCheck({
       chain: name,
       store,
-      readSupplies: async (addresses, block) =>
-        (await source.readSupplies(addresses, block)).map((s) => ({ ...s, atBlock: block })),
+      readSupplies: readSuppliesAt,
       readBalances: (token, holders, block) => source.readBalances(token, holders, block),
     }),
   });

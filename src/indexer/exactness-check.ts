@@ -7,11 +7,9 @@
  * when the sum matches or the sample is exact: WETH9, whose `totalSupply()` is its ether balance
  * (ether forced into it raises it) while its balances stay exact, is never marked.
  */
+import { ZERO_ADDRESS } from '../internal/chains.js';
 import { seededRandom } from '../internal/random.js';
 import type { ExactnessUpdate, StoreWriter, SupplyUpdate } from '../store/types.js';
-
-/** The zero address: its computed balance is minus the minted amount, never a holding. */
-const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
 /**
  * Tokens with more holders than this are not summed: the sum is a scan of the token's balances
