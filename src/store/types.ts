@@ -13,7 +13,7 @@
  * - Every method is async, so that a network database fits behind the same interface.
  */
 import type { BalanceChange, BlockRef, TokenMetadata, TransferRecord } from '../internal/records.js';
-
+import type { AddressBalance, AddressHolding, HolderEntry } from './address-view-types.js';
 import type { ApiKeyLimits, ApiKeyRateLimit, ApiKeyRecord, ApiKeyStore } from './api-key-types.js';
 import type {
   NeoAssetInfo,
@@ -26,6 +26,8 @@ import type {
 import type { ChainWriter, WriterLease, WriterLeaseOptions, WriterRole } from './writer-lease-types.js';
 
 export type {
+  AddressBalance,
+  AddressHolding,
   ApiKeyLimits,
   ApiKeyRateLimit,
   ApiKeyRecord,
@@ -33,6 +35,7 @@ export type {
   BalanceChange,
   BlockRef,
   ChainWriter,
+  HolderEntry,
   NeoAssetInfo,
   NeoBatchPart,
   NeoContractRecord,
@@ -246,34 +249,6 @@ export interface ChainActivity {
    * A rollback empties the list; the batches after it fill it again.
    */
   recent: TransferRecord[];
-}
-
-/**
- * One token as an address sees it: what the address operations answer (Address Token Balance(s)).
- */
-export interface AddressHolding {
-  /**
-   * Balance computed from the indexed transfers, exactly as {@link StoreReader.getBalance} answers
-   * it (negative while a late start has not seeded the holder: the API shows such a balance as 0).
-   */
-  balance: bigint;
-  /**
-   * Transfers of the token (NEO global-asset transfers included) in which the address is sender
-   * or recipient: a self-transfer once, zero-value transfers too; 0 when none names it.
-   */
-  transferCount: number;
-}
-
-/** A token an address holds, with the token's label (see {@link StoreReader.listAddressBalances}). */
-export interface AddressBalance<T extends TokenLabel = TokenLabel> extends AddressHolding {
-  token: T;
-}
-
-/** One holder of a token (see {@link StoreReader.listHolders}). */
-export interface HolderEntry {
-  address: string;
-  /** Positive: holders are exactly those `holderCount` counts. */
-  balance: bigint;
 }
 
 export interface TokenPage {
