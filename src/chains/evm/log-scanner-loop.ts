@@ -3,13 +3,15 @@
  * scanned, as module state, the readers over its bytes, and the loop over its logs. They stay
  * together in this one module on purpose: the readers are module functions over module state (see
  * "the answer being scanned" below), and the byte tables and key names they compare with are this
- * module's own constants.
+ * module's own constants. The byte comparison and the balance events' decoding are in
+ * `scanned-bytes.ts`, called with this module's buffer.
  */
 import type { TransferRecord } from '../../internal/records.js';
-import { BALANCE_EVENT_LAYOUT, BALANCE_EVENT_TOPICS, TRANSFER_TOPIC } from './abi.js';
+import { TRANSFER_TOPIC } from './abi.js';
 import { internAddress } from './address-interning.js';
 import type { ScannedTransfers } from './log-scanner.js';
-import type { BalanceEvent, BalanceEventKind } from './types.js';
+import { ascii, balanceKindAt, bytesAt, scannedBalanceEvent } from './scanned-bytes.js';
+import type { BalanceEvent } from './types.js';
 
 /** Per byte: 0 for 0-9 and a-f, 1 for anything else (upper case goes to the general path). */
 const NOT_LOWER_HEX = new Uint8Array(256).fill(1);
@@ -50,20 +52,12 @@ function allLowerHex(b: Uint8Array, first: number, close: number): boolean {
   return bad === 0;
 }
 
-/** Whether `b` holds `expected` at `at`. Byte by byte: `String#startsWith` costs more than the comparison. */
-function bytesAt(b: Uint8Array, at: number, expected: Uint8Array): boolean {
-  if (at + expected.length > b.length) return false;
-  for (let k = 0; k < expected.length; k++) if (b[at + k] !== expected[k]) return false;
-  return true;
-}
-
 /** Whether `b[a..a+length)` equals `b[c..c+length)`. */
 function sameBytes(b: Uint8Array, a: number, c: number, length: number): boolean {
   for (let k = 0; k < length; k++) if (b[a + k] !== b[c + k]) return false;
   return true;
 }
 
-const ascii = (text: string): Uint8Array => Uint8Array.from(text, (c) => c.charCodeAt(0));
 const NAME = {
   jsonrpc: ascii('jsonrpc'),
   id: ascii('id'),
@@ -80,15 +74,6 @@ const NAME = {
   blockTimestamp: ascii('blockTimestamp'),
 };
 const TRANSFER_TOPIC_BYTES = ascii(TRANSFER_TOPIC);
-/** The balance events' topics (abi.ts), compared only with a topic that is not Transfer's. */
-const BALANCE_TOPIC_BYTES = Object.entries(BALANCE_EVENT_TOPICS).map(
-  ([kind, topic]) => [kind as BalanceEventKind, ascii(topic)] as const,
-);
-/** The balance event whose topic is at `at`, or null. */
-function balanceKindAt(at: number): BalanceEventKind | null {
-  for (const [kind, topic] of BALANCE_TOPIC_BYTES) if (bytesAt(b, at, topic)) return kind;
-  return null;
-}
 const FALSE = ascii('false');
 const NULL = ascii('null');
 const LITERALS = [NULL, ascii('true'), FALSE];
@@ -440,7 +425,7 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
     if (topicCount === 0) throw NOT_PLAIN;
     // Transfer, or else one of the balance events (rare: compared only when it is not Transfer).
     const isTransfer = bytesAt(b, topics[0]!, TRANSFER_TOPIC_BYTES);
-    const kind = isTransfer ? null : balanceKindAt(topics[0]!);
+    const kind = isTransfer ? null : balanceKindAt(b, topics[0]!);
     if (!isTransfer && kind === null) throw NOT_PLAIN;
     if (blockNumber === previousBlock) {
       if (logIndex <= previousLogIndex || !sameBytes(b, blockHash, previousBlockHashAt, 66)) throw NOT_PLAIN;
@@ -458,7 +443,8 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
 
     // ---- decoding: fungible transfers (3 topics and one 32-byte word), as decodeTransferLog ----
     if (kind !== null) {
-      const event = balanceEvent(
+      const event = scannedBalanceEvent(
+        b,
         kind,
         address,
         topics,
@@ -496,33 +482,4 @@ function readLogs(start: number): { value: ScannedTransfers; next: number } {
     if (c !== COMMA) throw NOT_PLAIN;
   }
   return { value: { transfers, events, logCount }, next: i };
-}
-
-/** A balance event in its contract's layout, as `decodeBalanceEventLog` decodes it, or null. */
-function balanceEvent(
-  kind: BalanceEventKind,
-  address: number,
-  topics: readonly number[],
-  topicCount: number,
-  data: number,
-  dataDigits: number,
-  blockNumber: number,
-  logIndex: number,
-  txHash: number,
-): BalanceEvent | null {
-  const layout = BALANCE_EVENT_LAYOUT[kind];
-  if (topicCount !== layout.topics || dataDigits !== 64 * layout.words) return null;
-  let holder: string | null = null;
-  if (layout.topics === 2) holder = internAddress(b, topics[1]! + 26);
-  else if (kind === 'destroyedBlackFunds') holder = internAddress(b, data + 26);
-  const amountAt = data + 2 + 64 * (layout.words - 1);
-  return {
-    kind,
-    token: internAddress(b, address + 2),
-    blockNumber,
-    logIndex,
-    txHash: b.toString('latin1', txHash, txHash + 66),
-    holder,
-    amount: BigInt(`0x${b.toString('latin1', amountAt, amountAt + 64)}`),
-  };
 }
