@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { upgradeAddressIndex } from './address-migration.js';
+import { BALANCE_SUMS_SQL, fillBalanceSums } from './balance-sum-migration.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
 
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
@@ -225,6 +226,15 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN not_exact_differing integer;
       CREATE INDEX tokens_not_exact ON tokens (chain) WHERE not_exact_block IS NOT NULL;
     `,
+  },
+  {
+    // The running sum of each token's stored balances without the zero address's (issue #18;
+    // store/balance-sums.ts, `StoreReader.getBalanceSum`), kept by every write of balances, so the
+    // exactness check reads one row instead of scanning the token's balances. A store of the
+    // previous version is filled in place (balance-sum-migration.ts).
+    name: '0010_balance_sums',
+    sql: BALANCE_SUMS_SQL,
+    fill: fillBalanceSums,
   },
 ];
 

@@ -10,7 +10,6 @@ import type {
   BlockRef,
   Checkpoint,
   ExactnessUpdate,
-  HistoryScans,
   IndexBatch,
   NeoOutputRow,
   NeoReader,
@@ -38,7 +37,6 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
-  scans: Pick<HistoryScans, 'scanBalances'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -136,7 +134,7 @@ export function createWriter(
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
     listHolders: reader.listHolders,
-    scanBalances: scans.scanBalances,
+    getBalanceSum: reader.getBalanceSum,
     getNeoToken: neo.getNeoToken,
   };
 }

@@ -5,14 +5,7 @@
  * connection, where this same part applies them.
  */
 import { dirtyThenStale } from '../supply-reads.js';
-import type {
-  ExactnessUpdate,
-  HistoryScans,
-  NeoReader,
-  StoreReader,
-  StoreWriter,
-  SupplyUpdate,
-} from '../types.js';
+import type { ExactnessUpdate, NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
 import { type BatchContext, createApplyBatchTx, createBatchSteps } from './apply-batch.js';
 import { createApplyWireTx } from './apply-wire.js';
 import { batchFromWire, type WireBatch } from './batch-wire.js';
@@ -29,8 +22,7 @@ export interface SqliteWriter extends StoreWriter {
 /** Builds the writer part over one connection; `reader` and `neoReader` answer its reads. */
 export function createWriter(
   context: BatchContext,
-  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders'>,
-  scans: Pick<HistoryScans, 'scanBalances'>,
+  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders' | 'getBalanceSum'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -161,7 +153,7 @@ export function createWriter(
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
     listHolders: reader.listHolders,
-    scanBalances: scans.scanBalances,
+    getBalanceSum: reader.getBalanceSum,
     getNeoToken: neoReader.getNeoToken,
   };
 }
