@@ -155,6 +155,8 @@ function describe(d: VerifyDifference): string {
       return `${d.token} ${d.kind}: stored ${d.stored}, recomputed ${d.recomputed}`;
     case 'balance':
       return `${d.token} balance of ${d.holder}: stored ${d.stored}, recomputed ${d.recomputed}`;
+    case 'balanceSum':
+      return `${d.token} balanceSum: stored ${d.stored ?? 'none'}, summed balances ${d.summed}`;
     case 'node':
       return `${d.token} balance of ${d.holder}: stored ${d.stored}, node ${d.node ?? 'reverts'} at block ${d.block}`;
     case 'holding': {
