@@ -4,7 +4,8 @@
  * its net changes to the token's sum in the same transaction, so reading it costs one row however
  * many holders the token has. The zero address is left out: its balance is the negative of what
  * was minted (or the burned amount), not anyone's holding, and `totalSupply()` does not count it.
- * Balances are signed (negative while history starts late), and so is the sum.
+ * Balances are signed (negative while history starts late), and so is the sum. (On NEO, `""`, the
+ * mint party of NEP-5 tokens, is summed like any address: no check reads NEO's sums.)
  */
 import { ZERO_ADDRESS } from '../internal/chains.js';
 
