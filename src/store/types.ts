@@ -318,6 +318,8 @@ export interface StoreWriter {
   listHolders: StoreReader['listHolders'];
   /** The exactness check's sum of a token's stored balances. */
   scanBalances: HistoryScans['scanBalances'];
+  /** The exactness check's sample of a token's negative stored balances. */
+  negativeBalances: HistoryScans['negativeBalances'];
   getNeoToken: NeoReader['getNeoToken'];
 }
 
@@ -416,6 +418,16 @@ export interface HistoryScans {
     chain: string,
     token: string,
     afterHolder: string | null,
+    limit: number,
+  ): Promise<{ holder: string; amount: bigint }[]>;
+  /**
+   * Up to `limit` negative stored balances of one token, in holder order, the zero address left
+   * out (its balance is minus every mint). `balanceOf` is never negative, so each is a credit the
+   * index missed; the exactness check samples them. Read through an index of those rows only.
+   */
+  negativeBalances(
+    chain: string,
+    token: string,
     limit: number,
   ): Promise<{ holder: string; amount: bigint }[]>;
   /**

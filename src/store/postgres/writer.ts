@@ -38,7 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
-  scans: Pick<HistoryScans, 'scanBalances'>,
+  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -137,6 +137,7 @@ export function createWriter(
     getToken: reader.getToken,
     listHolders: reader.listHolders,
     scanBalances: scans.scanBalances,
+    negativeBalances: scans.negativeBalances,
     getNeoToken: neo.getNeoToken,
   };
 }

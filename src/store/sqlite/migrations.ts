@@ -3,6 +3,13 @@ import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { fillAddressViews } from './address-views.js';
 
+/**
+ * The rows of `balances_negative` (migration 0010): a query that reads it repeats this condition
+ * word for word, so that SQLite sees the index's condition implied and uses it.
+ */
+export const NEGATIVE_BALANCE =
+  "(amount < 0 OR typeof(amount) = 'text') AND holder <> X'0000000000000000000000000000000000000000'";
+
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
 export interface Migration {
   name: string;
@@ -280,6 +287,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tokens ADD COLUMN not_exact_sampled INTEGER;
       ALTER TABLE tokens ADD COLUMN not_exact_differing INTEGER;
       CREATE INDEX tokens_not_exact ON tokens (chain) WHERE not_exact_block IS NOT NULL;
+    `,
+  },
+  {
+    // Negative stored balances (issue #18; `HistoryScans.negativeBalances`): `balanceOf` is never
+    // negative, so a negative stored balance is a credit the index missed (a WETH9 deposit an
+    // import's Transfer rows lack, a Tether issue to its owner). The exactness check samples them.
+    // The zero address is left out (its balance is minus every mint). Negative amounts are INTEGER
+    // below 0 or, past 2^53, decimal TEXT (codec.ts); the index holds only those rows, so it costs
+    // a write only where a balance goes or stays negative. Built by one scan of `balances`.
+    name: '0010_negative_balances',
+    sql: `
+      CREATE INDEX balances_negative ON balances (token_id, holder)
+        WHERE ${NEGATIVE_BALANCE};
     `,
   },
 ];

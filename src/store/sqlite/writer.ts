@@ -30,7 +30,7 @@ export interface SqliteWriter extends StoreWriter {
 export function createWriter(
   context: BatchContext,
   reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders'>,
-  scans: Pick<HistoryScans, 'scanBalances'>,
+  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -162,6 +162,7 @@ export function createWriter(
     getToken: reader.getToken,
     listHolders: reader.listHolders,
     scanBalances: scans.scanBalances,
+    negativeBalances: scans.negativeBalances,
     getNeoToken: neoReader.getNeoToken,
   };
 }
