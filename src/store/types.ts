@@ -99,7 +99,12 @@ export interface IndexBatch {
    * with. Every indexer and the importer set it; absent, only `fromBlock` is checked.
    */
   continues?: number | null;
-  /** Last block this batch covers (inclusive); becomes the new checkpoint. */
+  /**
+   * Last block this batch covers (inclusive); becomes the new checkpoint. `fromBlock - 1` (the
+   * checkpoint it `continues`, which it must name) for a batch that adds no block: it carries only
+   * balance changes at that block, such as reconcile's corrections (indexer/reconcile.ts), and a
+   * rollback below the block takes them off like any other.
+   */
   toBlock: number;
   /** Hash of `toBlock` when known. */
   toBlockHash: string | null;
@@ -318,6 +323,12 @@ export interface StoreWriter {
   listHolders: StoreReader['listHolders'];
   /** The exactness check's sum of a token's stored balances. */
   scanBalances: HistoryScans['scanBalances'];
+  /** Reconcile (indexer/reconcile.ts): the stored balance of an address a new log named. */
+  getBalance: StoreReader['getBalance'];
+  /** Reconcile: every address a token's logs have named, with its stored balance. */
+  scanHoldings: HistoryScans['scanHoldings'];
+  /** Reconcile: its corrections already stored at a block (their log indexes must not repeat). */
+  scanBalanceChanges: HistoryScans['scanBalanceChanges'];
   getNeoToken: NeoReader['getNeoToken'];
 }
 
