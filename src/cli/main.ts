@@ -52,6 +52,10 @@ function withNodeOptions(command: Command): Command {
     .option('--port <n>', `API port (default ${DEFAULTS.port}; 0 = any free port) [env ${ENV.port}]`)
     .option('--host <addr>', `API listen address (default ${DEFAULTS.host}) [env ${ENV.host}]`)
     .option(
+      '--reconcile',
+      `reconcile mode: read balanceOf of the holders that logs name of tokens whose balances move without a log (rebasing, shares, reflection, fee-taking) and correct their stored balances; costs node calls (docs/reliability.md) (default off) [env ${ENV.reconcile}]`,
+    )
+    .option(
       '--poll-interval <ms>',
       `head polling interval once caught up, also the fallback with --ws (default ${DEFAULTS.pollIntervalMs}) [env ${ENV.pollInterval}]`,
     )
