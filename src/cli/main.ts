@@ -52,10 +52,6 @@ function withNodeOptions(command: Command): Command {
     .option('--port <n>', `API port (default ${DEFAULTS.port}; 0 = any free port) [env ${ENV.port}]`)
     .option('--host <addr>', `API listen address (default ${DEFAULTS.host}) [env ${ENV.host}]`)
     .option(
-      '--reconcile',
-      `reconcile mode: read balanceOf of the holders that logs name of tokens whose balances move without a log (rebasing, shares, reflection, fee-taking) and correct their stored balances; costs node calls (docs/reliability.md) (default off) [env ${ENV.reconcile}]`,
-    )
-    .option(
       '--poll-interval <ms>',
       `head polling interval once caught up, also the fallback with --ws (default ${DEFAULTS.pollIntervalMs}) [env ${ENV.pollInterval}]`,
     )
@@ -98,6 +94,13 @@ const program = new Command()
   .configureOutput({ outputError: (text, write) => write(`${usageLine(text)}\n`) })
   .exitOverride((error) =>
     process.exit(error.exitCode === 0 || error.code === 'commander.help' ? error.exitCode : 2),
+  );
+
+/** `--reconcile` for the commands that index (docs/reliability.md, "Reconcile mode"). */
+const reconcileOption = () =>
+  new Option(
+    '--reconcile',
+    `reconcile mode: read balanceOf of the holders that logs name of tokens whose balances move without a log (rebasing, shares, reflection, fee-taking) and correct their stored balances; costs node calls (docs/reliability.md) (default off) [env ${ENV.reconcile}]`,
   );
 
 /** `--db-read` for the commands that serve the API. */
@@ -170,6 +173,7 @@ function withHttpLimitOptions(command: Command): Command {
 }
 
 withHttpLimitOptions(withApiLimitOptions(withNodeOptions(program.command('start'))))
+  .addOption(reconcileOption())
   .addOption(dbReadOption())
   .addOption(tokenListOption())
   .description('index the configured chains and serve the API, in one process')
@@ -194,6 +198,7 @@ withHttpLimitOptions(withApiLimitOptions(withNodeOptions(program.command('serve'
   });
 
 withNodeOptions(program.command('index'))
+  .addOption(reconcileOption())
   .description(
     'run the indexers only (no API); on PostgreSQL, index processes elect one writer per chain (the others stand by)',
   )
