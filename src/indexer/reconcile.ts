@@ -50,6 +50,7 @@ export interface ReconcileOptions {
     StoreWriter,
     | 'getCheckpoint'
     | 'getChainStatus'
+    | 'getToken'
     | 'getBalance'
     | 'scanHoldings'
     | 'scanBalanceChanges'
@@ -181,7 +182,12 @@ export function createReconcile(options: ReconcileOptions): Reconcile {
       seen.add(key);
       reads.push({ ...read, stored: stored ?? (await store.getBalance(chain, read.token, read.holder)) });
     };
-    for (const [token, entry] of followed) {
+    for (const [token, entry] of [...followed]) {
+      // A rollback may have removed the token (its first transfers were in the dropped blocks).
+      if ((await store.getToken(chain, token)) === null) {
+        followed.delete(token);
+        continue;
+      }
       const pending = taken.get(token) ?? new Set<string>();
       if (entry.cursor !== undefined) {
         const page = await store.scanHoldings(chain, token, entry.cursor, fullPage);
@@ -198,6 +204,7 @@ export function createReconcile(options: ReconcileOptions): Reconcile {
       for (const holder of pending) await add({ token, holder, sampled: false, probe: false });
     }
     for (const [token, holders] of probed) {
+      if ((await store.getToken(chain, token)) === null) continue;
       for (const holder of holders) await add({ token, holder, sampled: false, probe: true });
     }
     return { reads, cursors };
