@@ -32,8 +32,8 @@ import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
-import { deployMulticall3 } from './testing/multicall3.js';
 import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { deployMulticall3 } from './testing/multicall3.js';
 import { verifyChain } from './verify.js';
 
 const ZERO = '0x0000000000000000000000000000000000000000';
