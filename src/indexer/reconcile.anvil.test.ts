@@ -7,7 +7,8 @@
  * `anvil_reorg`, and after a restart in which a correction's write "crashes" once it has
  * committed (nothing is applied twice). Without Multicall3 the reads are JSON-RPC batches; once
  * it has code, `aggregate3`. With it off, the same chain's index keeps the log sums and writes no
- * correction.
+ * correction. And a round whose checkpoint moves between its read and its write has its
+ * corrections refused, and the next round applies them once.
  *
  * On SQLite; on PostgreSQL too with `TOKENQUERY_CHAOS_BACKENDS=sqlite,postgres` and
  * `TOKENQUERY_CHAOS_POSTGRES_URL` (see `testing/chaos.ts`).
@@ -22,7 +23,7 @@ import type { EvmSource } from '../chains/evm/types.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { type AbiArg, encodeArgs, encodeCall } from '../devchain/abi.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getAccounts, mine, reorg, sendTransaction, waitForReceipt } from '../devchain/chain.js';
+import { getAccounts, getBlock, mine, reorg, sendTransaction, waitForReceipt } from '../devchain/chain.js';
 import {
   type CompiledContract,
   FeeBurnToken,
@@ -35,7 +36,7 @@ import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import type { IndexBatch, Store, StoreWriter } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
-import { RECONCILE_LOG_INDEX_BASE } from './reconcile.js';
+import { createReconcile, RECONCILE_LOG_INDEX_BASE } from './reconcile.js';
 import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
 import { diffStoreAgainstNode, followedHead, readNodeTruth } from './testing/evm-truth.js';
 import { deployMulticall3 } from './testing/multicall3.js';
@@ -51,6 +52,118 @@ for (const backend of chaosBackends(tmp)) {
   describe(`reconcile mode against a real anvil node (${backend.name})`, () => {
     reconcileScenario(backend);
   });
+  describe(`a reconcile round whose checkpoint moves between its read and its write (${backend.name})`, () => {
+    test('the store refuses its corrections; the next round reads again at the new checkpoint, and nothing counts twice', async () => {
+      await refusedRound(backend);
+    });
+  });
+}
+
+/**
+ * Drives one reconcile (not the indexer's) over a store the indexer filled: a fee-burning token's
+ * senders are off by the fees. The first read is followed, before its write, by a block committed
+ * to the store: its batch must be refused, and the next round correct each sender once.
+ */
+async function refusedRound(backend: ChaosBackend): Promise<void> {
+  const anvil = await startAnvil({ accounts: 4 });
+  const target = await openAt(await backend.freshLocation('reconcile-refused'), logger);
+  try {
+    const url = anvil.url;
+    const [owner, ...users] = await getAccounts(url);
+    const token = (
+      await waitForReceipt(
+        url,
+        await sendTransaction(url, {
+          from: owner!,
+          data: FeeBurnToken.bytecode + encodeArgs([{ type: 'uint256', value: 10n ** 24n }]),
+          gas: 3_000_000,
+        }),
+      )
+    ).contractAddress!;
+    const transfer = encodeCall(selector('transfer(address,uint256)', FeeBurnToken), [
+      { type: 'address', value: users[0]! },
+      { type: 'uint256', value: units(1n) },
+    ]);
+    for (let i = 0; i < 3; i++)
+      await waitForReceipt(
+        url,
+        await sendTransaction(url, { from: owner!, to: token, data: transfer, gas: 300_000 }),
+      );
+    const source = createEvmSource({ rpc: createRpcClient({ url, logger, retryBaseMs: 5 }), logger });
+    const controller = new AbortController();
+    const running = createEvmIndexer({
+      chain: { name: 'eth', rpcUrl: url, fromBlock: 0, finalityDepth: FINALITY, pollIntervalMs: 20 },
+      source,
+      store: target.writer,
+      logger,
+      signal: controller.signal,
+      tty: false,
+    }).run();
+    const head = await followedHead(target, url);
+    controller.abort();
+    await running.catch(() => {});
+    // One more block on the node, committed by hand between the first round's read and write.
+    await mine(url);
+    const next = (await getBlock(url, head + 1))!;
+    let interfered = false;
+    const interfering: EvmSource = {
+      ...source,
+      async readBalancesAt(pairs, block, options) {
+        const read = await source.readBalancesAt(pairs, block, options);
+        if (!interfered) {
+          interfered = true;
+          await target.writer.applyBatch({
+            chain: 'eth',
+            fromBlock: head + 1,
+            continues: head,
+            toBlock: head + 1,
+            toBlockHash: next.hash,
+            transfers: [],
+            tokens: [],
+            blocks: [{ number: head + 1, hash: next.hash, parentHash: next.parentHash }],
+            head: head + 1,
+            pruneBlocksBelow: 0,
+          });
+        }
+        return read;
+      },
+    };
+    const reconcile = createReconcile({
+      chain: 'eth',
+      store: target.writer,
+      source: interfering,
+      logger,
+      finalityDepth: FINALITY,
+    });
+    reconcile.adopt([token]);
+    assert.equal(await reconcile.round(), true, 'refused: another round is wanted');
+    assert.deepEqual([reconcile.stats.refused, reconcile.stats.corrections], [1, 0]);
+    assert.equal(await corrections(target, token), 0, 'nothing written by the refused round');
+    while (await reconcile.round()) {}
+    // The owner paid 3 fees no log records: one correction, at the new checkpoint.
+    assert.deepEqual([reconcile.stats.refused, reconcile.stats.corrections], [1, 1]);
+    const truth = await readNodeTruth(url, head + 1);
+    assert.deepEqual(await diffStoreAgainstNode(target, 'eth', truth, { views: true, supply: false }), []);
+    const [fix] = (await target.scans.scanBalanceChanges('eth', token, null, 10)).filter(
+      (c) => c.logIndex >= RECONCILE_LOG_INDEX_BASE,
+    );
+    assert.deepEqual(
+      [fix?.blockNumber, fix?.holder, fix?.amount],
+      [head + 1, owner, -3n * (units(1n) / 100n)],
+    );
+    // Rounds after it find nothing left to correct.
+    assert.equal(await reconcile.round(), false);
+    assert.equal(reconcile.stats.corrections, 1);
+  } finally {
+    await target.close();
+    await anvil.stop();
+  }
+}
+
+/** Corrections stored for `token` (balance changes with reconcile's log indexes). */
+async function corrections(target: Store, token: string): Promise<number> {
+  const changes = await target.scans.scanBalanceChanges('eth', token, null, 10_000);
+  return changes.filter((c) => c.logIndex >= RECONCILE_LOG_INDEX_BASE).length;
 }
 
 type Kind = 'rebasing' | 'shares' | 'reflection' | 'feeBurn';
@@ -162,12 +275,6 @@ function reconcileScenario(backend: ChaosBackend): void {
     } catch (error) {
       assert.fail(`${when}: ${(error as Error).message}\n${last.join('\n')}`);
     }
-  }
-
-  /** Corrections stored for `token` (balance changes with reconcile's log indexes). */
-  async function corrections(target: Store, token: string): Promise<number> {
-    const changes = await target.scans.scanBalanceChanges('eth', token, null, 10_000);
-    return changes.filter((c) => c.logIndex >= RECONCILE_LOG_INDEX_BASE).length;
   }
 
   before(async () => {
