@@ -40,6 +40,7 @@ import { createReconcile, RECONCILE_LOG_INDEX_BASE } from './reconcile.js';
 import { type ChaosBackend, chaosBackends, openAt } from './testing/chaos.js';
 import { diffStoreAgainstNode, followedHead, readNodeTruth } from './testing/evm-truth.js';
 import { deployMulticall3 } from './testing/multicall3.js';
+import { verifyChain } from './verify.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tq-reconcile-'));
 const logger = silentLogger();
@@ -432,6 +433,20 @@ function reconcileScenario(backend: ChaosBackend): void {
       'the marks to clear',
       async () => Object.keys(await store.reader.countNotExact()).length === 0,
     );
+    // verify agrees: the stored balances are what the transfers and balance changes (corrections
+    // among them) add up to, and the sampled ones are balanceOf. Each summed share-based balance
+    // is rounded down by the token itself, so the sums may fall a few wei below totalSupply().
+    const report = await verifyChain({
+      store,
+      chain: 'eth',
+      source: createEvmSource({ rpc: createRpcClient({ url: anvil.url, logger }), logger }),
+      logger,
+      sample: 10,
+    });
+    assert.deepEqual([report.differences, report.notExact], [[], []]);
+    for (const d of report.supplyDrift)
+      assert.ok(d.summed <= d.totalSupply && d.totalSupply - d.summed < 10n, `rounding only: ${d.token}`);
+    assert.ok(report.nodeChecks >= 10 && report.balanceChanges > 0, 'verify compared with the node');
     assert.ok(crashed >= 1, 'a correction batch was written and "crashed"');
     assert.ok(multicall.length > 0 && multicall.every((m) => m), `reads through Multicall3: ${multicall}`);
   });
