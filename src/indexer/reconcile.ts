@@ -283,6 +283,8 @@ export function createReconcile(options: ReconcileOptions): Reconcile {
           change.logIndex = index;
           next.set(change.token, index + 1);
         }
+        // The head the batch records (for `/status`): the newest the indexer has written.
+        const head = (await store.getChainStatus(chain))?.head ?? status.head;
         try {
           await store.applyBatch({
             chain,
@@ -294,7 +296,7 @@ export function createReconcile(options: ReconcileOptions): Reconcile {
             balanceChanges: changes,
             tokens: [],
             blocks: [],
-            head: status.head,
+            head,
             pruneBlocksBelow: 0,
           });
         } catch (error) {
