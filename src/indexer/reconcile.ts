@@ -95,8 +95,6 @@ export interface Reconcile {
   ): boolean;
   /** A rollback took corrections off: every followed token is read in full again. */
   rolledBack(): void;
-  /** Whether a round has anything to do (a followed token is sampled every round). */
-  readonly wanted: boolean;
   /**
    * One round at the checkpoint. True when it wrote corrections or left work for another round
    * (their tokens' supplies are to be read again, and the round run again).
@@ -351,9 +349,6 @@ export function createReconcile(options: ReconcileOptions): Reconcile {
     },
     rolledBack() {
       for (const entry of followed.values()) entry.cursor = null;
-    },
-    get wanted() {
-      return followed.size > 0 || probes.size > 0;
     },
     round,
     stats,

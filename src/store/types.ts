@@ -100,10 +100,9 @@ export interface IndexBatch {
    */
   continues?: number | null;
   /**
-   * Last block this batch covers (inclusive); becomes the new checkpoint. `fromBlock - 1` (the
-   * checkpoint it `continues`, which it must name) for a batch that adds no block: it carries only
-   * balance changes at that block, such as reconcile's corrections (indexer/reconcile.ts), and a
-   * rollback below the block takes them off like any other.
+   * Last block this batch covers (inclusive); becomes the new checkpoint. Or `fromBlock - 1`, the
+   * checkpoint it must name in `continues`: a batch that adds no block carries only balance changes
+   * at that block (reconcile's corrections), which a rollback below the block takes off.
    */
   toBlock: number;
   /** Hash of `toBlock` when known. */
@@ -323,11 +322,9 @@ export interface StoreWriter {
   listHolders: StoreReader['listHolders'];
   /** The exactness check's sum of a token's stored balances. */
   scanBalances: HistoryScans['scanBalances'];
-  /** Reconcile (indexer/reconcile.ts): the stored balance of an address a new log named. */
+  /** Reconcile's reads (indexer/reconcile.ts): stored balances, every address a token's logs named, corrections at a block. */
   getBalance: StoreReader['getBalance'];
-  /** Reconcile: every address a token's logs have named, with its stored balance. */
   scanHoldings: HistoryScans['scanHoldings'];
-  /** Reconcile: its corrections already stored at a block (their log indexes must not repeat). */
   scanBalanceChanges: HistoryScans['scanBalanceChanges'];
   getNeoToken: NeoReader['getNeoToken'];
 }
