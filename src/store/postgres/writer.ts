@@ -38,7 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
-  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances'>,
+  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -138,6 +138,9 @@ export function createWriter(
     listHolders: reader.listHolders,
     scanBalances: scans.scanBalances,
     negativeBalances: scans.negativeBalances,
+    getBalance: reader.getBalance,
+    scanHoldings: scans.scanHoldings,
+    scanBalanceChanges: scans.scanBalanceChanges,
     getNeoToken: neo.getNeoToken,
   };
 }
