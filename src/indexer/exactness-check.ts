@@ -12,15 +12,19 @@
 import { seededRandom } from '../internal/random.js';
 import type { ExactnessUpdate, StoreWriter, SupplyUpdate } from '../store/types.js';
 
-/** The largest holders sampled, and the random others. */
+/** The largest holders sampled, the random others, and the negative stored balances. */
 const LARGEST = 3;
 const RANDOM = 3;
+const NEGATIVE = 3;
 /** Checkpoints the stored side is read at before the round gives up (a batch committed during each). */
 const ATTEMPTS = 3;
 
 export interface ExactnessCheckOptions {
   chain: string;
-  store: Pick<StoreWriter, 'getToken' | 'getChainStatus' | 'getCheckpoint' | 'listHolders' | 'getBalanceSum'>;
+  store: Pick<
+    StoreWriter,
+    'getToken' | 'getChainStatus' | 'getCheckpoint' | 'listHolders' | 'getBalanceSum' | 'negativeBalances'
+  >;
   /** `totalSupply()` of `addresses` at `block` (when a batch committed during a check). */
   readSupplies(addresses: string[], block: number): Promise<SupplyUpdate[]>;
   /** `balanceOf` of `holders` of `token` at `block` (null where the call fails), in one JSON-RPC batch. */
@@ -49,7 +53,12 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
   const random = seededRandom(options.seed ?? Date.now());
   let nodeCalls = 0;
 
-  /** The largest holders and a few random others, with their stored balances. */
+  /**
+   * The largest holders, a few random others, and a few negative stored balances, with their
+   * stored balances. The negative ones are what catches a token whose missed credits went out
+   * again by `Transfer` (a Tether issue sent on, a WETH9 deposit transferred): its holders may all
+   * be right while the senders are below zero, which `balanceOf` never is.
+   */
   async function sampleOf(
     token: string,
     holderCount: number,
@@ -61,6 +70,9 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
       offsets.add(LARGEST + Math.floor(random() * others));
     }
     for (const offset of offsets) sample.push(...(await store.listHolders(chain, token, offset, 1)));
+    for (const { holder, amount } of await store.negativeBalances(chain, token, NEGATIVE)) {
+      sample.push({ address: holder, balance: amount });
+    }
     return sample;
   }
 

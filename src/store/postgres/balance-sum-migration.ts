@@ -1,5 +1,5 @@
 /**
- * Migration `0010_balance_sums` of the PostgreSQL store: `tokens.balance_sum`, the running sum of
+ * Migration `0011_balance_sums` of the PostgreSQL store: `tokens.balance_sum`, the running sum of
  * each token's stored balances without the zero address's (store/balance-sums.ts), `numeric` and
  * so exact at any size and sign. The column comes with a constant default (no table rewrite);
  * a store of the previous version is then filled in place, in the migration's transaction, by
@@ -28,7 +28,7 @@ const FILL_SQL = `
   ) AS s
   WHERE t.id = s.token_id AND s.summed <> 0`;
 
-/** The `fill` of `0010_balance_sums`. */
+/** The `fill` of `0011_balance_sums`. */
 export function fillBalanceSums(client: pg.ClientBase, logger: Logger): Promise<void> {
   return fillBalanceSumsInChunks(client, logger, CHUNK_HOLDERS);
 }
@@ -50,7 +50,7 @@ export async function fillBalanceSumsInChunks(
   if (chunks.length === 0) return;
   const total = chunks.reduce((sum, chunk) => sum + chunk.transfers, 0);
   logger.info(
-    { migration: '0010_balance_sums', tokens: tokens.rows.length, chunks: chunks.length },
+    { migration: '0011_balance_sums', tokens: tokens.rows.length, chunks: chunks.length },
     'summing the stored balances of every token (the store is upgraded in place; this takes a while on a large store)',
   );
   const zero = encodeHex(ZERO_ADDRESS);
@@ -59,7 +59,7 @@ export async function fillBalanceSumsInChunks(
     await client.query(FILL_SQL, [chunk.ids, zero]);
     done += chunk.transfers;
     logger.info(
-      { migration: '0010_balance_sums', percent: Math.floor((done / total) * 100) },
+      { migration: '0011_balance_sums', percent: Math.floor((done / total) * 100) },
       'summed stored balances',
     );
   }

@@ -1,5 +1,5 @@
 /**
- * Migration 0010_balance_sums on PostgreSQL: a version-9 store with data is upgraded in place on
+ * Migration 0011_balance_sums on PostgreSQL: a version-10 store with data is upgraded in place on
  * open, every token's running sum filled from its stored balances by chunks with progress lines,
  * and kept by the batches after it.
  */
@@ -16,7 +16,7 @@ import { openPostgresStore } from './postgres-store.js';
 import { fillPreviousSchema } from './testing/previous-version.js';
 import { createTestDatabase, querySql, withSchema } from './testing/test-database.js';
 
-test('a version-9 PostgreSQL store gains the running sums in place, each equal to its stored balances', async () => {
+test('a version-10 PostgreSQL store gains the running sums in place, each equal to its stored balances', async () => {
   const database = await createTestDatabase();
   after(() => database.drop());
   await querySql(database.url, 'CREATE SCHEMA built; CREATE SCHEMA previous');
@@ -29,9 +29,9 @@ test('a version-9 PostgreSQL store gains the running sums in place, each equal t
   }
   await store.close();
 
-  // The same data as version 9 kept it: its schema (no sums), filled from the one built now.
-  const version = MIGRATIONS.findIndex((m) => m.name === '0010_balance_sums');
-  assert.equal(version, 9);
+  // The same data as version 10 kept it: its schema (no sums), filled from the one built now.
+  const version = MIGRATIONS.findIndex((m) => m.name === '0011_balance_sums');
+  assert.equal(version, 10);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const lines: { percent?: number; msg: string }[] = [];

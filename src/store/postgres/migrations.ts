@@ -1,9 +1,14 @@
 import type pg from 'pg';
+import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { upgradeAddressIndex } from './address-migration.js';
 import { BALANCE_SUMS_SQL, fillBalanceSums } from './balance-sum-migration.js';
+import { encodeHex } from './codec.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
+
+/** The rows of `balances_negative` (migration 0010), repeated by the query that reads it. */
+export const NEGATIVE_BALANCE = `amount < 0 AND holder <> '${encodeHex(ZERO_ADDRESS)}'::bytea`;
 
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
 export interface Migration {
@@ -228,11 +233,22 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    // Negative stored balances (issue #18; `HistoryScans.negativeBalances`): `balanceOf` is never
+    // negative, so a negative stored balance is a credit the index missed. The zero address is
+    // left out (its balance is minus every mint). The index holds only those rows: a write costs
+    // it something only where a balance goes or stays negative. Built by one scan of `balances`.
+    name: '0010_negative_balances',
+    sql: `
+      CREATE INDEX balances_negative ON balances (token_id, holder)
+        WHERE ${NEGATIVE_BALANCE};
+    `,
+  },
+  {
     // The running sum of each token's stored balances without the zero address's (issue #18;
     // store/balance-sums.ts, `StoreReader.getBalanceSum`), kept by every write of balances, so the
     // exactness check reads one row instead of scanning the token's balances. A store of the
     // previous version is filled in place (balance-sum-migration.ts).
-    name: '0010_balance_sums',
+    name: '0011_balance_sums',
     sql: BALANCE_SUMS_SQL,
     fill: fillBalanceSums,
   },

@@ -24,13 +24,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const reader = createReader(pool);
   const neo = createNeoReader(pool);
   const scans = createScans(pool);
-  const writer = createWriter(pool, transactions, reader, neo);
+  const writer = createWriter(pool, transactions, reader, scans, neo);
 
   const election = createWriterElection({
     url,
     logger,
     elect: electWriter,
-    fencedWriter: (fence) => createWriter(pool, transactions, reader, neo, fence),
+    fencedWriter: (fence) => createWriter(pool, transactions, reader, scans, neo, fence),
     currentWriter: async (chain) => (await reader.getChainStatus(chain))?.writer ?? null,
   });
 

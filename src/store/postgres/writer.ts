@@ -10,6 +10,7 @@ import type {
   BlockRef,
   Checkpoint,
   ExactnessUpdate,
+  HistoryScans,
   IndexBatch,
   NeoOutputRow,
   NeoReader,
@@ -37,6 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
+  scans: Pick<HistoryScans, 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -135,6 +137,10 @@ export function createWriter(
     getToken: reader.getToken,
     listHolders: reader.listHolders,
     getBalanceSum: reader.getBalanceSum,
+    negativeBalances: scans.negativeBalances,
+    getBalance: reader.getBalance,
+    scanHoldings: scans.scanHoldings,
+    scanBalanceChanges: scans.scanBalanceChanges,
     getNeoToken: neo.getNeoToken,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Migration 0010_balance_sums on SQLite: a version-9 store with data is upgraded in place on open,
+ * Migration 0011_balance_sums on SQLite: a version-10 store with data is upgraded in place on open,
  * every token's running sum filled from its stored balances (including a sum SQLite's `sum()`
  * cannot make), with progress logged, and kept by the batches after it.
  */
@@ -20,7 +20,7 @@ import { previousVersionStore } from './testing/previous-version.js';
 const dir = mkdtempSync(join(tmpdir(), 'tokenquery-balance-sums-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('a version-9 SQLite store gains the running sums in place, each equal to its stored balances', async () => {
+test('a version-10 SQLite store gains the running sums in place, each equal to its stored balances', async () => {
   const builtPath = join(dir, 'built.sqlite');
   const path = join(dir, 'v9.sqlite');
   const store = await openSqliteStore({ path: builtPath, logger: silentLogger() });
@@ -31,9 +31,9 @@ test('a version-9 SQLite store gains the running sums in place, each equal to it
   }
   await store.close();
 
-  // The same data as version 9 kept it: its schema (no sums), filled from the store built now.
-  const version = MIGRATIONS.findIndex((m) => m.name === '0010_balance_sums');
-  assert.equal(version, 9);
+  // The same data as version 10 kept it: its schema (no sums), filled from the store built now.
+  const version = MIGRATIONS.findIndex((m) => m.name === '0011_balance_sums');
+  assert.equal(version, 10);
   previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
   const old = new Database(path);
   assert.equal(
@@ -51,7 +51,7 @@ test('a version-9 SQLite store gains the running sums in place, each equal to it
     }
     assert.ok(
       lines.some(
-        (l) => l.migration === '0010_balance_sums' && /summing the stored balances of 5 tokens/.test(l.msg),
+        (l) => l.migration === '0011_balance_sums' && /summing the stored balances of 5 tokens/.test(l.msg),
       ),
       JSON.stringify(lines),
     );

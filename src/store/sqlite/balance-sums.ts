@@ -1,6 +1,6 @@
 /**
  * The SQLite store's running per-token sums of stored balances (`tokens.balance_sum`, migration
- * 0010; see store/balance-sums.ts for what they are and why). Stored with the amounts' codec
+ * 0011; see store/balance-sums.ts for what they are and why). Stored with the amounts' codec
  * (codec.ts `encodeAmount`: an INTEGER within 2^53, a BLOB above it, decimal TEXT for a large
  * negative sum), so they are exact at any size; SQLite has no arithmetic on such values, so an
  * update reads the sum, adds in JavaScript and writes it back, in the writer's transaction.
@@ -66,7 +66,7 @@ function summedRows(
 }
 
 /**
- * The fill of migration 0010: every token's sum from its stored balances, in the migration's
+ * The fill of migration 0011: every token's sum from its stored balances, in the migration's
  * transaction, token by token (a range of the balances' primary key each), with progress lines.
  */
 export function fillBalanceSums(db: Database.Database, logger: Logger): void {
@@ -77,7 +77,7 @@ export function fillBalanceSums(db: Database.Database, logger: Logger): void {
   // Work units: a token's holders, and one for the token (rows at zero or negative are not counted).
   const total = tokens.reduce((sum, token) => sum + token.holder_count + 1, 0);
   logger.info(
-    { migration: '0010_balance_sums', tokens: tokens.length },
+    { migration: '0011_balance_sums', tokens: tokens.length },
     `upgrading the database: summing the stored balances of ${tokens.length} tokens (once; the store is locked meanwhile)`,
   );
   const where = 'token_id = ? AND holder <> ?';
@@ -96,7 +96,7 @@ export function fillBalanceSums(db: Database.Database, logger: Logger): void {
     .pluck();
   const write = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
   const zero = encodeHex(ZERO_ADDRESS);
-  const report = migrationProgress(logger, '0010_balance_sums', 'balance sums', total);
+  const report = migrationProgress(logger, '0011_balance_sums', 'balance sums', total);
   let done = 0;
   for (const { id, holder_count } of tokens) {
     const sum = summedRows(integers, others, all, id, zero);
@@ -104,5 +104,5 @@ export function fillBalanceSums(db: Database.Database, logger: Logger): void {
     done += holder_count + 1;
     report(done);
   }
-  logger.info({ migration: '0010_balance_sums', tokens: tokens.length }, 'upgrading the database: done');
+  logger.info({ migration: '0011_balance_sums', tokens: tokens.length }, 'upgrading the database: done');
 }

@@ -4,6 +4,13 @@ import type { Logger } from '../../internal/logger.js';
 import { fillAddressViews } from './address-views.js';
 import { fillBalanceSums } from './balance-sums.js';
 
+/**
+ * The rows of `balances_negative` (migration 0010): a query that reads it repeats this condition
+ * word for word, so that SQLite sees the index's condition implied and uses it.
+ */
+export const NEGATIVE_BALANCE =
+  "(amount < 0 OR typeof(amount) = 'text') AND holder <> X'0000000000000000000000000000000000000000'";
+
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
 export interface Migration {
   name: string;
@@ -284,12 +291,25 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    // Negative stored balances (issue #18; `HistoryScans.negativeBalances`): `balanceOf` is never
+    // negative, so a negative stored balance is a credit the index missed (a WETH9 deposit an
+    // import's Transfer rows lack, a Tether issue to its owner). The exactness check samples them.
+    // The zero address is left out (its balance is minus every mint). Negative amounts are INTEGER
+    // below 0 or, past 2^53, decimal TEXT (codec.ts); the index holds only those rows, so it costs
+    // a write only where a balance goes or stays negative. Built by one scan of `balances`.
+    name: '0010_negative_balances',
+    sql: `
+      CREATE INDEX balances_negative ON balances (token_id, holder)
+        WHERE ${NEGATIVE_BALANCE};
+    `,
+  },
+  {
     // The running sum of each token's stored balances without the zero address's (issue #18;
     // store/balance-sums.ts, `StoreReader.getBalanceSum`), kept by every write of balances, so the
     // exactness check reads one row instead of scanning the token's balances. Amount codec
     // (codec.ts), exact at any size and sign. ADD COLUMN with a constant default rewrites no row;
     // the fill sums each token's balances once, with progress lines.
-    name: '0010_balance_sums',
+    name: '0011_balance_sums',
     sql: `
       ALTER TABLE tokens ADD COLUMN balance_sum BLOB NOT NULL DEFAULT 0;
     `,

@@ -178,6 +178,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const writer = createWriter(
     { db, sql, bulk, hexRows, balances, neo: neoTables, addresses, changes },
     reader,
+    scans,
     neo,
   );
   return {

@@ -5,7 +5,14 @@
  * connection, where this same part applies them.
  */
 import { dirtyThenStale } from '../supply-reads.js';
-import type { ExactnessUpdate, NeoReader, StoreReader, StoreWriter, SupplyUpdate } from '../types.js';
+import type {
+  ExactnessUpdate,
+  HistoryScans,
+  NeoReader,
+  StoreReader,
+  StoreWriter,
+  SupplyUpdate,
+} from '../types.js';
 import { type BatchContext, createApplyBatchTx, createBatchSteps } from './apply-batch.js';
 import { createApplyWireTx } from './apply-wire.js';
 import { batchFromWire, type WireBatch } from './batch-wire.js';
@@ -22,7 +29,8 @@ export interface SqliteWriter extends StoreWriter {
 /** Builds the writer part over one connection; `reader` and `neoReader` answer its reads. */
 export function createWriter(
   context: BatchContext,
-  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders' | 'getBalanceSum'>,
+  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders' | 'getBalance' | 'getBalanceSum'>,
+  scans: Pick<HistoryScans, 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -154,6 +162,10 @@ export function createWriter(
     getToken: reader.getToken,
     listHolders: reader.listHolders,
     getBalanceSum: reader.getBalanceSum,
+    negativeBalances: scans.negativeBalances,
+    getBalance: reader.getBalance,
+    scanHoldings: scans.scanHoldings,
+    scanBalanceChanges: scans.scanBalanceChanges,
     getNeoToken: neoReader.getNeoToken,
   };
 }
