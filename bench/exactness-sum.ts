@@ -1,9 +1,11 @@
 // `node dist/bench/exactness-sum.js [holders] [sqlite|postgres]` (after `npm run build`): what the
-// exactness check's sum of a token's stored balances costs (src/indexer/exactness-check.ts: a scan
-// of the token's balances through `StoreWriter.scanBalances`, pages of 5,000), against a baseline
+// exactness check's sum of a token's stored balances costs, now (the running sum,
+// `StoreWriter.getBalanceSum`: one row) and before (a scan of the token's balances through
+// `HistoryScans.scanBalances`, pages of 5,000, as exactness-check.ts did), against a baseline
 // measured in the same run: one Token Holders page read (`listHolders`, 50 entries) of the same
-// token. CPU time of this process (for PostgreSQL the server's is not in it), in 5 interleaved
-// rounds. Prints one JSON line; writes nothing into docs/benchmarks.md.
+// token. Wall time per call (for PostgreSQL it includes the server's work and the round trips),
+// in 5 interleaved rounds; the two sums are checked equal first. Prints one JSON line; writes
+// nothing into docs/benchmarks.md.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,35 +46,58 @@ async function main(): Promise<void> {
       }
       await store.writer.applyBatch(batch({ from: block, to: block, transfers }));
     }
-    const sum = async (): Promise<bigint> => {
+    const scanned = async (): Promise<bigint> => {
       let total = 0n;
       let after: string | null = null;
       for (;;) {
-        const page = await store.writer.scanBalances('eth', token, after, 5_000);
+        const page = await store.scans.scanBalances('eth', token, after, 5_000);
         if (page.length === 0) return total;
         for (const row of page) if (row.holder !== ZERO) total += row.amount;
         after = page[page.length - 1]!.holder;
       }
     };
+    const running = async (): Promise<bigint> => (await store.writer.getBalanceSum('eth', token)) ?? 0n;
     const holderPage = () => store.writer.listHolders('eth', token, 0, 50);
-    const cpuMs = async (fn: () => Promise<unknown>, times: number): Promise<number> => {
-      const start = process.cpuUsage();
+    const wallMs = async (fn: () => Promise<unknown>, times: number): Promise<number> => {
+      const start = performance.now();
       for (let i = 0; i < times; i++) await fn();
-      const used = process.cpuUsage(start);
-      return (used.user + used.system) / 1000 / times;
+      return (performance.now() - start) / times;
     };
-    await sum();
+    const [viaScan, viaRunning] = [await scanned(), await running()];
+    if (viaScan !== viaRunning)
+      throw new Error(`running sum ${viaRunning} differs from the scan's ${viaScan}`);
     await holderPage();
-    const rounds: { sumMs: number; pageMs: number }[] = [];
-    for (let r = 0; r < 5; r++)
-      rounds.push({ sumMs: await cpuMs(sum, 5), pageMs: await cpuMs(holderPage, 200) });
+    const rounds: { scanMs: number; sumMs: number; pageMs: number }[] = [];
+    for (let r = 0; r < 5; r++) {
+      rounds.push({
+        scanMs: await wallMs(scanned, 5),
+        sumMs: await wallMs(running, 200),
+        pageMs: await wallMs(holderPage, 200),
+      });
+    }
+    const fixed = (values: number[], digits: number) => values.map((v) => v.toFixed(digits));
     console.log(
       JSON.stringify({
         backend,
         holders,
-        sumMs: rounds.map((r) => r.sumMs.toFixed(2)),
-        pageMs: rounds.map((r) => r.pageMs.toFixed(3)),
-        ratio: rounds.map((r) => Math.round(r.sumMs / r.pageMs)),
+        scanMs: fixed(
+          rounds.map((r) => r.scanMs),
+          2,
+        ),
+        sumMs: fixed(
+          rounds.map((r) => r.sumMs),
+          3,
+        ),
+        pageMs: fixed(
+          rounds.map((r) => r.pageMs),
+          3,
+        ),
+        scanOverPage: rounds.map((r) => Math.round(r.scanMs / r.pageMs)),
+        sumOverPage: fixed(
+          rounds.map((r) => r.sumMs / r.pageMs),
+          2,
+        ),
+        scanOverSum: rounds.map((r) => Math.round(r.scanMs / r.sumMs)),
       }),
     );
   } finally {

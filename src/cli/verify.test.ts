@@ -141,6 +141,14 @@ describe('tokenquery verify', () => {
     assert.match(lines(out).at(-1)!, /^\d+ differences$/);
   });
 
+  test('a stale running sum of the balances is reported alone, exit 1', async () => {
+    const path = await broken('stale-sum', 'UPDATE tokens SET balance_sum = 7 WHERE id = 2;');
+    const result = await runCli(['verify', '--db', path]);
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stdout, /^0x[0-9a-f]{40} balanceSum: stored 7, summed balances -?\d+$/m);
+    assert.equal(lines(result.stdout).at(-1), '1 differences');
+  });
+
   test('a lost transfer shows as a count and balance difference; the node disagrees too', async () => {
     const path = await broken(
       'lost',

@@ -32,7 +32,9 @@ What it checks (EVM chains)
   seeded at the block before --from-block when the index starts late, with the balance changes
   no Transfer log records (wrapped-native deposits and withdrawals, Tether's issue, redeem and
   destroyed black funds). The store's transfer
-  count, holder count and every stored balance must equal those sums. With --rpc, the --sample
+  count, holder count and every stored balance must equal those sums, and the token's running
+  sum of its stored balances (the zero address's left out; what the indexer's exactness check
+  compares with totalSupply()) must equal what those balances add up to. With --rpc, the --sample
   largest holders of each token are also compared with balanceOf on the node at the indexed block,
   and a token whose summed balances differ from its totalSupply() there is named with how far off
   it is (not a difference by itself: ether forced into WETH9 raises its totalSupply(); the token
@@ -155,6 +157,8 @@ function describe(d: VerifyDifference): string {
       return `${d.token} ${d.kind}: stored ${d.stored}, recomputed ${d.recomputed}`;
     case 'balance':
       return `${d.token} balance of ${d.holder}: stored ${d.stored}, recomputed ${d.recomputed}`;
+    case 'balanceSum':
+      return `${d.token} balanceSum: stored ${d.stored ?? 'none'}, summed balances ${d.summed}`;
     case 'node':
       return `${d.token} balance of ${d.holder}: stored ${d.stored}, node ${d.node ?? 'reverts'} at block ${d.block}`;
     case 'holding': {

@@ -5,23 +5,17 @@
  * they differ, samples `balanceOf` of a few holders at that block in one JSON-RPC batch. A token
  * is marked not exact when a sampled balance differs from the stored one, and its mark is cleared
  * when the sum matches or the sample is exact: WETH9, whose `totalSupply()` is its ether balance
- * (ether forced into it raises it) while its balances stay exact, is never marked.
+ * (ether forced into it raises it) while its balances stay exact, is never marked. The summed
+ * balances are the store's running sum (`getBalanceSum`, one row), so a token of any number of
+ * holders is checked at the same cost.
  */
-import { ZERO_ADDRESS } from '../internal/chains.js';
 import { seededRandom } from '../internal/random.js';
 import type { ExactnessUpdate, StoreWriter, SupplyUpdate } from '../store/types.js';
 
-/**
- * Tokens with more holders than this are not summed: the sum is a scan of the token's balances
- * (a first version, not a running sum kept from the batches), bounded so that one refresh round
- * of 100 tokens reads at most a few million rows. Their mark is left as it is.
- */
-export const EXACTNESS_MAX_HOLDERS = 20_000;
 /** The largest holders sampled, the random others, and the negative stored balances. */
 const LARGEST = 3;
 const RANDOM = 3;
 const NEGATIVE = 3;
-const SCAN_PAGE = 5_000;
 /** Checkpoints the stored side is read at before the round gives up (a batch committed during each). */
 const ATTEMPTS = 3;
 
@@ -29,7 +23,7 @@ export interface ExactnessCheckOptions {
   chain: string;
   store: Pick<
     StoreWriter,
-    'getToken' | 'getChainStatus' | 'getCheckpoint' | 'listHolders' | 'scanBalances' | 'negativeBalances'
+    'getToken' | 'getChainStatus' | 'getCheckpoint' | 'listHolders' | 'getBalanceSum' | 'negativeBalances'
   >;
   /** `totalSupply()` of `addresses` at `block` (when a batch committed during a check). */
   readSupplies(addresses: string[], block: number): Promise<SupplyUpdate[]>;
@@ -37,7 +31,6 @@ export interface ExactnessCheckOptions {
   readBalances(token: string, holders: readonly string[], block: number): Promise<(bigint | null)[]>;
   /** Seed of the random sample (tests); default from the clock. */
   seed?: number;
-  maxHolders?: number;
 }
 
 export interface ExactnessCheck {
@@ -57,25 +50,8 @@ type StoredSide =
 
 export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessCheck {
   const { chain, store } = options;
-  const maxHolders = options.maxHolders ?? EXACTNESS_MAX_HOLDERS;
   const random = seededRandom(options.seed ?? Date.now());
   let nodeCalls = 0;
-
-  /** Summed stored balances of `token` without the zero address; null when it has too many holders. */
-  async function summedBalances(token: string): Promise<bigint | null> {
-    let sum = 0n;
-    let rows = 0;
-    let after: string | null = null;
-    for (;;) {
-      const page = await store.scanBalances(chain, token, after, SCAN_PAGE);
-      if (page.length === 0) return sum;
-      for (const { holder, amount } of page) if (holder !== ZERO_ADDRESS) sum += amount;
-      rows += page.length;
-      // Every row is a holder or an address that held once: bounded by more than the holders.
-      if (rows > maxHolders * 2) return null;
-      after = page[page.length - 1]!.holder;
-    }
-  }
 
   /**
    * The largest holders, a few random others, and a few negative stored balances, with their
@@ -107,8 +83,9 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
   async function storedSide(supply: SupplyUpdate): Promise<StoredSide | null> {
     if (supply.totalSupply === null) return null;
     const token = await store.getToken(chain, supply.address);
-    if (token === null || token.holderCount > maxHolders) return null;
-    const summed = await summedBalances(supply.address);
+    if (token === null) return null;
+    // Summed stored balances without the zero address's: the store's running sum.
+    const summed = await store.getBalanceSum(chain, supply.address);
     if (summed === null) return null;
     if (summed === supply.totalSupply) return { address: supply.address, clear: true };
     const sample = await sampleOf(supply.address, token.holderCount);

@@ -10,6 +10,7 @@
  * against the same recomputation in `verify-views.ts`.
  */
 import type { EvmSource } from '../chains/evm/types.js';
+import { ZERO_ADDRESS } from '../internal/chains.js';
 import type { Logger } from '../internal/logger.js';
 import { NON_HOLDERS } from '../store/batch-plan.js';
 import type { NotExactMark, Store, TokenRecord } from '../store/types.js';
@@ -45,6 +46,11 @@ export type VerifyDifference =
   | { token: string; kind: 'transferCount' | 'holderCount'; stored: number; recomputed: number }
   | { token: string; kind: 'balance'; holder: string; stored: bigint; recomputed: bigint }
   | { token: string; kind: 'node'; holder: string; stored: bigint; node: bigint | null; block: number }
+  /**
+   * The token's running sum (`StoreReader.getBalanceSum`, null: none) differs from what its stored
+   * balances sum to (zero address left out): a write of balances that did not keep the sum.
+   */
+  | { token: string; kind: 'balanceSum'; stored: bigint | null; summed: bigint }
   | ViewDifference;
 
 export interface VerifyReport {
@@ -230,6 +236,18 @@ export async function verifyChain(options: VerifyOptions): Promise<VerifyReport>
         }
       }
       afterHolder = page[page.length - 1]!.holder;
+    }
+    // The running sum against the rows it sums (as of `balancesBlock` like them).
+    let storedSum = 0n;
+    for (const [holder, amount] of seen) if (holder !== ZERO_ADDRESS) storedSum += amount;
+    const runningSum = await store.reader.getBalanceSum(chain, token.address);
+    if (runningSum !== storedSum) {
+      report.differences.push({
+        token: token.address,
+        kind: 'balanceSum',
+        stored: runningSum,
+        summed: storedSum,
+      });
     }
     // (`unwritten` names only holders `recomputed` names too.)
     for (const holder of recomputed.keys()) {

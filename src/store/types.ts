@@ -320,8 +320,8 @@ export interface StoreWriter {
   getToken: StoreReader['getToken'];
   /** The exactness check's sample of a token's holders (indexer/exactness-check.ts). */
   listHolders: StoreReader['listHolders'];
-  /** The exactness check's sum of a token's stored balances. */
-  scanBalances: HistoryScans['scanBalances'];
+  /** The exactness check's sum of a token's stored balances (a running sum: one row read). */
+  getBalanceSum: StoreReader['getBalanceSum'];
   /** The exactness check's sample of a token's negative stored balances. */
   negativeBalances: HistoryScans['negativeBalances'];
   /** Reconcile's reads (indexer/reconcile.ts): stored balances, every address a token's logs named, corrections at a block. */
@@ -346,6 +346,14 @@ export interface StoreReader {
   getNotExact(chain: string, address: string): Promise<NotExactMark | null>;
   /** Per chain, how many tokens are marked not exact; chains with none are absent. */
   countNotExact(): Promise<Record<string, number>>;
+  /**
+   * The sum of the token's stored balances without the zero address's (signed: balances may be
+   * negative while history starts late); null for a token the store does not know. A running sum
+   * that every write of balances keeps in its transaction (store/balance-sums.ts), so it costs one
+   * row; as of `ChainStatus.balancesBlock` while a backfill defers balances, like the balances.
+   * The exactness check compares it with `totalSupply()`; `verify` checks it against the rows.
+   */
+  getBalanceSum(chain: string, token: string): Promise<bigint | null>;
   /** Newest first: block number, then log index, descending. */
   listTransfers(chain: string, token: string, offset: number, limit: number): Promise<TransferRecord[]>;
   /** Ordered by holderCount desc, transferCount desc, address asc. */

@@ -35,11 +35,10 @@ export function runNotExactCases({ withStore }: ContractContext): void {
           await store.writer.listHolders('eth', T1, 0, 10),
           await store.reader.listHolders('eth', T1, 0, 10),
         );
-        assert.deepEqual(
-          await store.writer.scanBalances('eth', T2, null, 10),
-          await store.scans.scanBalances('eth', T2, null, 10),
-        );
-        assert.equal((await store.writer.scanBalances('eth', T2, null, 10)).length, 2);
+        // H1 sent before it received (a late start): −7 and +7, summed 0.
+        assert.equal(await store.writer.getBalanceSum('eth', T2), 0n);
+        assert.equal(await store.reader.getBalanceSum('eth', T2), 0n);
+        assert.equal(await store.writer.getBalanceSum('eth', T5), null);
 
         const mark: NotExactMark = { atBlock: 2, supplyDrift: HUGE_NEGATIVE_DRIFT, sampled: 6, differing: 4 };
         const small: NotExactMark = { atBlock: 2, supplyDrift: 12n, sampled: 1, differing: 1 };

@@ -35,6 +35,7 @@ import { runAddressHistoryCases } from './address-history.js';
 import { runAddressCases } from './addresses.js';
 import { runApiKeyCases } from './api-keys.js';
 import { runBalanceChangeCases } from './balance-changes.js';
+import { runBalanceSumCases } from './balance-sums.js';
 import { runBatchCases } from './batches.js';
 import { runChainStatusCases } from './chain-status.js';
 import { runCheckpointBatchCases } from './checkpoint-batches.js';
@@ -91,6 +92,7 @@ export function runStoreContractSuite(
     runHolderCases(context);
     runAddressHistoryCases(context);
     runBalanceChangeCases(context);
+    runBalanceSumCases(context);
     runNotExactCases(context);
     if (options.neo !== false) {
       runNeoCases(context);

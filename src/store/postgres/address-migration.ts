@@ -79,7 +79,7 @@ const INDEX_SQL = `
 `;
 
 /** Token ids in chunks of about `size` transfers (a larger token is a chunk of its own). */
-function chunksOf(
+export function chunksOf(
   tokens: readonly { id: number; transfers: number }[],
   size: number,
 ): { ids: number[]; transfers: number }[] {

@@ -5,6 +5,7 @@
  * counter changes (shared with rollback.ts), block refs, the NEO tables, then the checkpoint.
  */
 import type pg from 'pg';
+import { balanceSumChange } from '../balance-sums.js';
 import {
   admitNewToken,
   checkBatchStart,
@@ -106,6 +107,8 @@ export function prepareChanges(
     int8Array(changes.map((c) => c.dirty)),
     replaceDirty,
     int8Array(namedCounts),
+    // What each token's changes add to its running sum (store/balance-sums.ts).
+    numericArray(changes.map((c) => balanceSumChange(c.deltas))),
   ];
 }
 

@@ -3,6 +3,7 @@ import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { upgradeAddressIndex } from './address-migration.js';
+import { BALANCE_SUMS_SQL, fillBalanceSums } from './balance-sum-migration.js';
 import { encodeHex } from './codec.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
 
@@ -241,6 +242,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX balances_negative ON balances (token_id, holder)
         WHERE ${NEGATIVE_BALANCE};
     `,
+  },
+  {
+    // The running sum of each token's stored balances without the zero address's (issue #18;
+    // store/balance-sums.ts, `StoreReader.getBalanceSum`), kept by every write of balances, so the
+    // exactness check reads one row instead of scanning the token's balances. A store of the
+    // previous version is filled in place (balance-sum-migration.ts).
+    name: '0011_balance_sums',
+    sql: BALANCE_SUMS_SQL,
+    fill: fillBalanceSums,
   },
 ];
 

@@ -72,6 +72,12 @@ export function createReader(pool: pg.Pool): StoreReader {
       };
     },
 
+    async getBalanceSum(chain: string, token: string): Promise<bigint | null> {
+      const row = (await run<{ balance_sum: string }>(pool, 'getBalanceSum', [chain, encodeHex(token)]))
+        .rows[0];
+      return row === undefined ? null : BigInt(row.balance_sum);
+    },
+
     async countNotExact(): Promise<Record<string, number>> {
       const rows = (await run<{ chain: string; n: number }>(pool, 'countNotExact', [])).rows;
       return Object.fromEntries(rows.map((row) => [row.chain, row.n]));

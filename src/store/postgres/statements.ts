@@ -152,8 +152,9 @@ export const SQL = {
       UPDATE tokens AS t SET
         holder_count = t.holder_count + coalesce(changed.holders, 0),
         transfer_count = t.transfer_count + u.transfers,
-        supply_dirty = CASE WHEN $8::boolean THEN u.dirty ELSE greatest(t.supply_dirty, u.dirty) END
-      FROM unnest($5::integer[], $6::bigint[], $7::bigint[]) AS u(id, transfers, dirty)
+        supply_dirty = CASE WHEN $8::boolean THEN u.dirty ELSE greatest(t.supply_dirty, u.dirty) END,
+        balance_sum = t.balance_sum + u.summed
+      FROM unnest($5::integer[], $6::bigint[], $7::bigint[], $10::numeric[]) AS u(id, transfers, dirty, summed)
         LEFT JOIN changed ON changed.token_id = u.id
       WHERE t.id = u.id
     )
@@ -225,6 +226,8 @@ export const SQL = {
     WHERE chain = $1 AND address = $2 AND not_exact_block IS NOT NULL`,
   countNotExact:
     'SELECT chain, count(*)::integer AS n FROM tokens WHERE not_exact_block IS NOT NULL GROUP BY chain',
+  // The running sum (migration 0011, store/balance-sums.ts), as decimal text.
+  getBalanceSum: 'SELECT balance_sum::text AS balance_sum FROM tokens WHERE chain = $1 AND address = $2',
 
   getToken: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1 AND address = $2`,
   /*

@@ -38,7 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
-  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
+  scans: Pick<HistoryScans, 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -136,7 +136,7 @@ export function createWriter(
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
     listHolders: reader.listHolders,
-    scanBalances: scans.scanBalances,
+    getBalanceSum: reader.getBalanceSum,
     negativeBalances: scans.negativeBalances,
     getBalance: reader.getBalance,
     scanHoldings: scans.scanHoldings,

@@ -8,33 +8,12 @@
  */
 import type Database from 'better-sqlite3';
 import type { Logger } from '../../internal/logger.js';
+import { migrationProgress } from './migration-progress.js';
 
 /** Transfers per chunk of the fill. */
 const CHUNK_TRANSFERS = 200_000;
 /** Addresses per chunk of the transfer-count step. */
 const CHUNK_ADDRESSES = 50_000;
-/** Progress lines at most this often. */
-const PROGRESS_EVERY_MS = 5_000;
-
-/** Logs `done` of `total` work units with a percentage and an ETA, at most every PROGRESS_EVERY_MS. */
-function progress(logger: Logger, step: string, total: number) {
-  const started = performance.now();
-  let logged = started;
-  return (done: number): void => {
-    const now = performance.now();
-    if (now - logged < PROGRESS_EVERY_MS || total === 0) return;
-    logged = now;
-    const fraction = Math.min(1, done / total);
-    const elapsed = now - started;
-    const etaSeconds = fraction > 0 ? Math.round((elapsed / fraction - elapsed) / 1000) : null;
-    const percent = Math.floor(fraction * 1000) / 10;
-    logger.info(
-      { migration: '0007_address_views', step, percent, etaSeconds },
-      `upgrading the database: ${step} ${percent}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
-    );
-  };
-}
-
 /** Fills the address views from the stored transfers (see the file comment). */
 export function fillAddressViews(db: Database.Database, logger: Logger): void {
   const tokens = db
@@ -71,7 +50,7 @@ export function fillAddressViews(db: Database.Database, logger: Logger): void {
       AND t.to_addr IS NOT t.from_addr`);
   const MAX = Number.MAX_SAFE_INTEGER;
   let done = 0;
-  const report = progress(logger, 'transfers', total);
+  const report = migrationProgress(logger, '0007_address_views', 'transfers', total);
   for (const token of tokens) {
     let doneInToken = 0;
     let from = { block_number: -1, log_index: -1 };
@@ -106,7 +85,7 @@ export function fillAddressViews(db: Database.Database, logger: Logger): void {
     WHERE x.address_id BETWEEN ? AND ?
     GROUP BY x.address_id, x.token_id
     ON CONFLICT (token_id, holder) DO UPDATE SET transfer_count = excluded.transfer_count`);
-  const reportCounts = progress(logger, 'transfer counts', lastId);
+  const reportCounts = migrationProgress(logger, '0007_address_views', 'transfer counts', lastId);
   for (let first = 1; first <= lastId; first += CHUNK_ADDRESSES) {
     countNamed.run(first, first + CHUNK_ADDRESSES - 1);
     reportCounts(first + CHUNK_ADDRESSES - 1);

@@ -7,9 +7,11 @@
  * faster than each batch's scattered ones), so the address views lag the checkpoint like balances.
  */
 import type Database from 'better-sqlite3';
+import { balanceSumChange } from '../balance-sums.js';
 import { NON_HOLDERS, namedCounts, netBalanceChanges, netChanges, type TokenWork } from '../batch-plan.js';
 import type { AddressEntries } from './address-transfers.js';
 import type { BalanceChangeTable } from './balance-changes.js';
+import { createBalanceSums } from './balance-sums.js';
 import { distinctList } from './batch-wire.js';
 import { indexedWrite } from './bulk-indexes.js';
 import {
@@ -36,9 +38,16 @@ const MAX_UNWRITTEN_TRANSFERS = 1_000_000;
 
 /**
  * Balances written by a transaction, put in the cache only once it has committed: the amounts,
- * and what the transaction added to each holder's transfer count.
+ * what the transaction added to each holder's transfer count, and to the token's running sum
+ * (`sum`, balance-sums.ts: written with the rows, so a deferred batch's waits with them).
  */
-export type BalanceWrites = { id: number; holders: string[]; amounts: bigint[]; counts: number[] }[];
+export type BalanceWrites = {
+  id: number;
+  holders: string[];
+  amounts: bigint[];
+  counts: number[];
+  sum: bigint;
+}[];
 
 /** A token's changes: net balance changes, and transfer-count changes (`TokenWork.named`). */
 export interface TokenChanges {
@@ -108,6 +117,8 @@ export function createBalances(
   changes?: BalanceChangeTable,
 ): Balances {
   const { upsertIfHex, flushBalanceRows, discardBufferedRows } = hexRows;
+  // The running sums move with the rows: now, or when unwritten rows are written.
+  const sums = createBalanceSums(db);
   // Unwritten balances go in one write, its holder indexes made after it when it outweighs the table.
   const writeBalanceRows = indexedWrite(db, 'balances', ['balances_by_rank', 'balances_by_holder']);
   /**
@@ -137,6 +148,8 @@ export function createBalances(
       counts: Map<number, Map<string, number>>;
       /** The unwritten batches' `address_transfers` entries, a batch a part. */
       entries: Float64Array[];
+      /** What the unwritten balances add to each token's running sum. */
+      sums: Map<number, bigint>;
       count: number;
       transfers: number;
     }
@@ -175,12 +188,20 @@ export function createBalances(
     const { writes, transfers } = done;
     let entry = unwritten.get(chain);
     if (entry === undefined) {
-      entry = { balances: new Map(), counts: new Map(), entries: [], count: 0, transfers: 0 };
+      entry = {
+        balances: new Map(),
+        counts: new Map(),
+        entries: [],
+        sums: new Map(),
+        count: 0,
+        transfers: 0,
+      };
       unwritten.set(chain, entry);
     }
     entry.transfers += transfers;
     if (done.entries !== undefined) entry.entries.push(done.entries);
     entry.count += setBalances(entry.balances, writes);
+    for (const { id, sum } of writes) if (sum !== 0n) entry.sums.set(id, (entry.sums.get(id) ?? 0n) + sum);
     for (const { id, holders, counts } of writes) {
       let perToken = entry.counts.get(id);
       if (perToken === undefined) {
@@ -273,7 +294,9 @@ export function createBalances(
         const holds = after > 0n;
         if (holds !== old > 0n && !NON_HOLDERS.has(holder)) change += holds ? 1 : -1;
       }
-      writes.push({ id, holders, amounts, counts });
+      const sum = balanceSumChange(deltas);
+      if (!defer) sums.add(id, sum);
+      writes.push({ id, holders, amounts, counts, sum });
       return change;
     });
     finishBalanceWrites(upserts);
@@ -338,6 +361,7 @@ export function createBalances(
       }
       finishBalanceWrites(upserts);
     });
+    for (const [id, sum] of entry.sums) sums.add(id, sum);
     sql.balancesCurrent.run(chain);
     return true;
   }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { fillAddressViews } from './address-views.js';
+import { fillBalanceSums } from './balance-sums.js';
 
 /**
  * The rows of `balances_negative` (migration 0010): a query that reads it repeats this condition
@@ -301,6 +302,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX balances_negative ON balances (token_id, holder)
         WHERE ${NEGATIVE_BALANCE};
     `,
+  },
+  {
+    // The running sum of each token's stored balances without the zero address's (issue #18;
+    // store/balance-sums.ts, `StoreReader.getBalanceSum`), kept by every write of balances, so the
+    // exactness check reads one row instead of scanning the token's balances. Amount codec
+    // (codec.ts), exact at any size and sign. ADD COLUMN with a constant default rewrites no row;
+    // the fill sums each token's balances once, with progress lines.
+    name: '0011_balance_sums',
+    sql: `
+      ALTER TABLE tokens ADD COLUMN balance_sum BLOB NOT NULL DEFAULT 0;
+    `,
+    fill: fillBalanceSums,
   },
 ];
 

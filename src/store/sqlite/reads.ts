@@ -16,6 +16,7 @@ import type {
   TokenPage,
   TransferRecord,
 } from '../types.js';
+import { createBalanceSumRead } from './balance-sums.js';
 import {
   decodeAmount,
   encodeHex,
@@ -58,6 +59,7 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
   let externalSeen = -1;
   let ownSeen = -1;
   let externalCheckedAt = Number.NEGATIVE_INFINITY;
+  const balanceSum = createBalanceSumRead(db);
 
   const tokenPage = (chain: string, rows: TokenListRow[], total: number | null | undefined): TokenPage => ({
     total: total ?? 0,
@@ -93,6 +95,10 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
 
     async countNotExact() {
       return Object.fromEntries(sql.countNotExact.all().map((row) => [row.chain, row.n]));
+    },
+
+    async getBalanceSum(chain, token) {
+      return balanceSum(chain, token);
     },
 
     async getChainActivity(chain) {

@@ -29,8 +29,8 @@ export interface SqliteWriter extends StoreWriter {
 /** Builds the writer part over one connection; `reader` and `neoReader` answer its reads. */
 export function createWriter(
   context: BatchContext,
-  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders' | 'getBalance'>,
-  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
+  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders' | 'getBalance' | 'getBalanceSum'>,
+  scans: Pick<HistoryScans, 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -161,7 +161,7 @@ export function createWriter(
     getChainStatus: reader.getChainStatus,
     getToken: reader.getToken,
     listHolders: reader.listHolders,
-    scanBalances: scans.scanBalances,
+    getBalanceSum: reader.getBalanceSum,
     negativeBalances: scans.negativeBalances,
     getBalance: reader.getBalance,
     scanHoldings: scans.scanHoldings,

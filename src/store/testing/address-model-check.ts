@@ -76,6 +76,12 @@ export async function assertAddressViews(
       at(`counts of token ${token}`),
     );
     records.set(token, record);
+    // The running sum of its stored balances, as of `balancesBlock` like them.
+    assert.equal(
+      await store.reader.getBalanceSum(chain, token),
+      record === null ? null : model.balanceSum(chain, token, asOf),
+      at(`balance sum of token ${token}`),
+    );
   }
 
   for (const address of addresses) {

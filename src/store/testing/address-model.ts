@@ -23,6 +23,7 @@
  *   backfill defers balances), and an address's transfers with them; token counts and a token's
  *   transfer list are always as of the checkpoint.
  */
+import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { NON_HOLDERS } from '../batch-plan.js';
 import type {
   AddressHolding,
@@ -274,6 +275,14 @@ export class AddressModel {
     return this.transfersUpTo(this.chain(chain), asOf)
       .filter((t) => (token === null || t.token === token) && (t.from === address || t.to === address))
       .sort(compareNewestFirst);
+  }
+
+  /** The sum of a token's balances without the zero address's (`StoreReader.getBalanceSum`), as of `asOf`. */
+  balanceSum(chain: string, token: string, asOf?: number): bigint {
+    let sum = 0n;
+    for (const [holder, amount] of this.balances(chain, token, asOf))
+      if (holder !== ZERO_ADDRESS) sum += amount;
+    return sum;
   }
 
   private hasOutputs(model: ChainModel, token: string): boolean {
