@@ -2,9 +2,11 @@
  * The exactness check (issue #18; decisions.md, "Exact balances for tokens that move balances
  * without a `Transfer` log"): run on the tokens whose supply the refresh has just read at the
  * checkpoint, it compares each token's summed stored balances with its `totalSupply()`, and where
- * they differ, samples `balanceOf` of a few holders at that block in one JSON-RPC batch. A token
- * is marked not exact when a sampled balance differs from the stored one, and its mark is cleared
- * when the sum matches or the sample is exact: WETH9, whose `totalSupply()` is its ether balance
+ * they differ, samples `balanceOf` of a few holders at that block in one JSON-RPC batch; where
+ * they match, of its largest holders only (a reflection token's logs keep the sum equal to the
+ * supply while every holder's `balanceOf` grows). A token is marked not exact when a sampled
+ * balance differs from the stored one, and its mark is cleared when the sample is exact (or there
+ * is nothing to sample and the sum matches): WETH9, whose `totalSupply()` is its ether balance
  * (ether forced into it raises it) while its balances stay exact, is never marked. The summed
  * balances are the store's running sum (`getBalanceSum`, one row), so a token of any number of
  * holders is checked at the same cost.
@@ -54,19 +56,20 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
   let nodeCalls = 0;
 
   /**
-   * The largest holders, a few random others, and a few negative stored balances, with their
-   * stored balances. The negative ones are what catches a token whose missed credits went out
-   * again by `Transfer` (a Tether issue sent on, a WETH9 deposit transferred): its holders may all
-   * be right while the senders are below zero, which `balanceOf` never is.
+   * The largest holders, a few random others (`random` of them), and a few negative stored
+   * balances, with their stored balances. The negative ones are what catches a token whose missed
+   * credits went out again by `Transfer` (a Tether issue sent on, a WETH9 deposit transferred): its
+   * holders may all be right while the senders are below zero, which `balanceOf` never is.
    */
   async function sampleOf(
     token: string,
     holderCount: number,
+    randomOthers: number,
   ): Promise<{ address: string; balance: bigint }[]> {
     const sample = await store.listHolders(chain, token, 0, LARGEST);
     const offsets = new Set<number>();
     const others = holderCount - LARGEST;
-    for (let i = 0; i < RANDOM && offsets.size < others; i++) {
+    for (let i = 0; i < randomOthers && offsets.size < others; i++) {
       offsets.add(LARGEST + Math.floor(random() * others));
     }
     for (const offset of offsets) sample.push(...(await store.listHolders(chain, token, offset, 1)));
@@ -77,8 +80,10 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
   }
 
   /**
-   * The stored side of one token's check: `clear` when the sum matches the supply, a sample to
-   * read on the node when it does not, null when the token is not checked this time.
+   * The stored side of one token's check: the sample to read on the node (the largest holders
+   * only when the sum matches the supply: the check of a token that looks exact costs 3 calls),
+   * `clear` when the sum matches and there is nobody to sample, null when the token is not
+   * checked this time.
    */
   async function storedSide(supply: SupplyUpdate): Promise<StoredSide | null> {
     if (supply.totalSupply === null) return null;
@@ -87,10 +92,10 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
     // Summed stored balances without the zero address's: the store's running sum.
     const summed = await store.getBalanceSum(chain, supply.address);
     if (summed === null) return null;
-    if (summed === supply.totalSupply) return { address: supply.address, clear: true };
-    const sample = await sampleOf(supply.address, token.holderCount);
-    if (sample.length === 0) return null;
-    return { address: supply.address, clear: false, drift: summed - supply.totalSupply, sample };
+    const drift = summed - supply.totalSupply;
+    const sample = await sampleOf(supply.address, token.holderCount, drift === 0n ? 0 : RANDOM);
+    if (sample.length === 0) return drift === 0n ? { address: supply.address, clear: true } : null;
+    return { address: supply.address, clear: false, drift, sample };
   }
 
   return {
@@ -131,7 +136,7 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
         if (side.clear) updates.push({ address: side.address, mark: null });
         else toSample.push(side);
       }
-      // Each drifted token's sample in one JSON-RPC batch, at the block of the supplies.
+      // Each token's sample in one JSON-RPC batch, at the block of the supplies.
       for (const { address, drift, sample } of toSample) {
         nodeCalls += sample.length;
         const onNode = await options.readBalances(
