@@ -53,6 +53,12 @@ export interface ImportOptions {
   concurrency?: number;
   /** Progress bar on stderr instead of log lines. Default: stderr is a TTY. */
   tty?: boolean;
+  /**
+   * Let the store take the batches as a bulk load (`IndexBatch.bulkLoad`: appended as they come,
+   * everything else built after the load, sorted). Default true; false applies every batch row by
+   * row, as the indexer does (the tests compare the two).
+   */
+  bulkLoad?: boolean;
 }
 
 /** What an import did. */
@@ -94,6 +100,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   const finalityDepth = options.finalityDepth ?? 64;
   const batchTransfers = options.batchTransfers ?? 20_000;
   const concurrency = Math.max(1, options.concurrency ?? 2);
+  const bulkLoad = options.bulkLoad !== false;
   const names = options.inputs.map(displayName);
   const where = (file: number, line: number) => `${names[file] ?? '?'}:${line}`;
   const rpcHint = `give --rpc ${chain}=<url>`;
@@ -178,7 +185,11 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     scheduledAny = true;
     const commit = commitChain.then(async () => {
       const p = await prepared;
-      await store.writer.applyBatch({ ...p.batch, continues, ...(last ? {} : { deferBalances: true }) });
+      await store.writer.applyBatch({
+        ...p.batch,
+        continues,
+        ...(last ? {} : { deferBalances: true, bulkLoad }),
+      });
       summary.imported += p.batch.transfers.length;
       summary.nonFungibleRows += p.rows;
       for (const token of p.batch.tokens) {
