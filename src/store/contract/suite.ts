@@ -36,6 +36,7 @@ import { runAddressCases } from './addresses.js';
 import { runApiKeyCases } from './api-keys.js';
 import { runBalanceChangeCases } from './balance-changes.js';
 import { runBatchCases } from './batches.js';
+import { runBulkLoadCases } from './bulk-load.js';
 import { runChainStatusCases } from './chain-status.js';
 import type { ContractContext, StoreUnderTest } from './fixtures.js';
 import { runHolderCases } from './holders.js';
@@ -90,6 +91,7 @@ export function runStoreContractSuite(
     runAddressHistoryCases(context);
     runBalanceChangeCases(context);
     runNotExactCases(context);
+    runBulkLoadCases(context);
     if (options.neo !== false) {
       runNeoCases(context);
       runNeoAddressCases(context);
