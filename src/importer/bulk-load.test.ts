@@ -83,7 +83,10 @@ describe('bulk load against row by row', () => {
     });
     await rowByRow.store.close();
     for (const writerThread of [false, true]) {
-      const bulk = await importInto(crosscheckNode, [CROSSCHECK_EXPORT], { batchTransfers: 700, writerThread });
+      const bulk = await importInto(crosscheckNode, [CROSSCHECK_EXPORT], {
+        batchTransfers: 700,
+        writerThread,
+      });
       assert.equal(bulk.imported, rows.length);
       const report = await verifyChain({ store: bulk.store, chain: 'eth', source: null, logger });
       assert.deepEqual(report.differences, [], `writer thread: ${writerThread}`);
@@ -122,7 +125,10 @@ describe('bulk load against row by row', () => {
   });
 
   test('a load stopped after any batch resumes to the same tables', async () => {
-    const rowByRow = await importInto(crosscheckNode, [CROSSCHECK_EXPORT], { batchTransfers: 3_000, bulkLoad: false });
+    const rowByRow = await importInto(crosscheckNode, [CROSSCHECK_EXPORT], {
+      batchTransfers: 3_000,
+      bulkLoad: false,
+    });
     await rowByRow.store.close();
     // Stopped as the 1st, 3rd and last-but-one of 5 batches commit, then run again (twice for the 1st).
     for (const stopAt of [1, 3, 4]) {

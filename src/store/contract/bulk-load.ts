@@ -24,7 +24,11 @@ export function runBulkLoadCases({ withStore }: ContractContext): void {
           const int = (n: number): number => Math.floor(next() * n);
           const pick = <T>(list: readonly T[]): T => list[int(list.length)]!;
           const tokens = Array.from({ length: 5 }, (_, i) => tokenAddress(i + 1));
-          const parties = [ZERO_ADDRESS, DEAD_ADDRESS, ...Array.from({ length: 25 }, (_, i) => holder(i + 1))];
+          const parties = [
+            ZERO_ADDRESS,
+            DEAD_ADDRESS,
+            ...Array.from({ length: 25 }, (_, i) => holder(i + 1)),
+          ];
           const value = (): bigint =>
             next() < 0.3 ? BigInt(Math.floor(next() * 2 ** 52)) << BigInt(int(180)) : BigInt(int(30));
           const model = new AddressModel();

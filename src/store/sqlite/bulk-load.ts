@@ -72,7 +72,8 @@ export function createBulkLoad(
   const hexInsert = (value: string) =>
     bufferedRows(
       db,
-      (rows) => `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), ?, ?, ${value}, ?)`, rows)}`,
+      (rows) =>
+        `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), ?, ?, ${value}, ?)`, rows)}`,
       9,
       BUFFERED_ROWS,
     );
@@ -107,7 +108,8 @@ export function createBulkLoad(
     appendedTo = wire.toBlock;
     const missing = new Map([...work].filter(([address]) => !knownIds.has(address)));
     const looked = missing.size === 0 ? { ids: [], newTokens: 0 } : steps.tokenIds(wire, missing);
-    [...missing.keys()].forEach((address, i) => knownIds.set(address, looked.ids[i]!));
+    let i = 0;
+    for (const address of missing.keys()) knownIds.set(address, looked.ids[i++]!);
     return { ids: [...work.keys()].map((address) => knownIds.get(address)!), newTokens: looked.newTokens };
   }
 
@@ -332,7 +334,11 @@ function createBuildProgress(db: Database.Database, logger: Logger) {
     },
     finish(): void {
       logger.info(
-        { chain: current.chain, transfers: current.rows, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) },
+        {
+          chain: current.chain,
+          transfers: current.rows,
+          seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+        },
         `built the bulk load of ${current.rows} transfers`,
       );
     },
@@ -360,7 +366,8 @@ function registerNetAmount(db: Database.Database): void {
         sum.sign = sign;
         return sum;
       }
-      if (sum.n === 2) sum.total = sum.sign === 0 ? 0n : sum.sign > 0 ? amountOf(sum.first) : -amountOf(sum.first);
+      if (sum.n === 2)
+        sum.total = sum.sign === 0 ? 0n : sum.sign > 0 ? amountOf(sum.first) : -amountOf(sum.first);
       if (sign !== 0) sum.total = sign > 0 ? sum.total + amountOf(value) : sum.total - amountOf(value);
       return sum;
     },

@@ -89,7 +89,11 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma('wal_autocheckpoint = 16384');
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     migrate(db, logger);
-    const store = createSqliteStore(db, options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE, options.logger);
+    const store = createSqliteStore(
+      db,
+      options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE,
+      options.logger,
+    );
     if (created) options.onCreate?.();
     return store;
   } catch (error) {

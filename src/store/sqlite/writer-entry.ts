@@ -3,11 +3,17 @@
  * the store's write methods in the order they arrive, one at a time.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { TokenqueryError } from '../../internal/errors.js';
 import { pino } from 'pino';
+import { TokenqueryError } from '../../internal/errors.js';
 import type { WireBatch } from './batch-wire.js';
 import { openSqliteStore } from './sqlite-store.js';
-import type { SerializedError, WriterData, WriterLog, WriterRequest, WriterResponse } from './writer-thread.js';
+import type {
+  SerializedError,
+  WriterData,
+  WriterLog,
+  WriterRequest,
+  WriterResponse,
+} from './writer-thread.js';
 
 const port = parentPort;
 if (port === null) throw new Error('writer-entry.js runs only as a worker thread');
@@ -15,7 +21,11 @@ const data = workerData as WriterData;
 // The opening thread has migrated the file already. What this connection logs (a bulk load's
 // progress) goes to that thread's logger, as `{ log }` messages at info level and above.
 const forward = pino(
-  { level: data.forwardLogs === true ? 'info' : 'silent', base: undefined, formatters: { level: (label) => ({ level: label }) } },
+  {
+    level: data.forwardLogs === true ? 'info' : 'silent',
+    base: undefined,
+    formatters: { level: (label) => ({ level: label }) },
+  },
   { write: (line: string) => port.postMessage({ log: line } satisfies WriterLog) },
 );
 const store = await openSqliteStore({

@@ -152,7 +152,10 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
 function relog(logger: Logger, line: string): void {
   try {
     const { level, msg, time: _time, ...fields } = JSON.parse(line) as Record<string, unknown>;
-    const method = typeof level === 'string' && (LEVELS as readonly string[]).includes(level) ? (level as (typeof LEVELS)[number]) : 'info';
+    const method =
+      typeof level === 'string' && (LEVELS as readonly string[]).includes(level)
+        ? (level as (typeof LEVELS)[number])
+        : 'info';
     logger[method](fields, typeof msg === 'string' ? msg : '');
   } catch {
     logger.info(line);

@@ -28,7 +28,14 @@ export function dumpTables(path: string): Map<string, string[]> {
       } else if (table === 'addresses') {
         out.set(table, rows('SELECT chain, address FROM addresses'));
       } else if (table === 'chains') {
-        out.set(table, rows(`SELECT ${columnsOf(db, table).filter((c) => c !== 'updated_at').join(', ')} FROM chains`));
+        out.set(
+          table,
+          rows(
+            `SELECT ${columnsOf(db, table)
+              .filter((c) => c !== 'updated_at')
+              .join(', ')} FROM chains`,
+          ),
+        );
       } else {
         out.set(table, rows(`SELECT * FROM ${table}`));
       }
