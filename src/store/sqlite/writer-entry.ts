@@ -19,10 +19,11 @@ const port = parentPort;
 if (port === null) throw new Error('writer-entry.js runs only as a worker thread');
 const data = workerData as WriterData;
 // The opening thread has migrated the file already. What this connection logs (a bulk load's
-// progress) goes to that thread's logger, as `{ log }` messages at info level and above.
+// progress) goes to that thread's logger, as `{ log }` messages at info level and above, which
+// that logger drops or keeps at its level of the moment.
 const forward = pino(
   {
-    level: data.forwardLogs === true ? 'info' : 'silent',
+    level: 'info',
     base: undefined,
     formatters: { level: (label) => ({ level: label }) },
   },

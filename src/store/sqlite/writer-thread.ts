@@ -56,8 +56,6 @@ export interface WriterLog {
 export interface WriterData {
   path: string;
   busyTimeoutMs?: number;
-  /** Send what the writer's connection logs (info and above) to this thread. */
-  forwardLogs?: boolean;
 }
 
 /**
@@ -69,7 +67,6 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
   const workerData: WriterData = {
     path: options.path,
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
-    forwardLogs: options.logger.isLevelEnabled('info'),
   };
   const worker = new Worker(new URL('./writer-entry.js', import.meta.url), { workerData });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
