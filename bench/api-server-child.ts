@@ -1,5 +1,5 @@
-// An HTTP server in a process of its own (forked by api.ts), so that autocannon's load generation
-// does not share its event loop: either tokenquery's API over a filled SQLite store, or the bare
+// An HTTP server in a process of its own (forked by api.ts), so that it shares its event loop with
+// nothing else: either tokenquery's API over a filled SQLite store, or the bare
 // `node:http` baseline answering constant bodies.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

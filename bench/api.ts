@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import autocannon from 'autocannon';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, median, startChild } from './common.js';
 import { type ProfileEntry, summarizeProfiles } from './profile.js';
+import { runWrk } from './wrk.js';
 
 export interface ApiBenchOptions {
   /** The filled SQLite store to serve. */
@@ -31,7 +31,7 @@ export interface ApiBenchOptions {
 export interface LoadResult {
   /** Requests over measured seconds, all rounds together. */
   requestsPerSecond: number;
-  /** Median over the rounds of autocannon's per-round percentile. */
+  /** Median over the rounds of wrk's per-round percentile. */
   p50Ms: number;
   p99Ms: number;
   requests: number;
@@ -64,10 +64,8 @@ const CHILD = './api-server-child.js';
 
 interface CaseSpec {
   name: string;
-  /** tokenquery paths, requested in turn (query string added here). */
+  /** Paths, requested in turn (the key's query string is added for tokenquery). */
   paths: string[];
-  /** The baseline's path for this body. */
-  baselinePath: string;
 }
 
 /** A running server and the paths one operation requests from it. */
@@ -78,24 +76,30 @@ export interface Target {
 }
 
 /**
- * Runs each API operation under autocannon against tokenquery with its response cache, tokenquery
- * without it, and the bare `node:http` baseline answering a body of the same size, taking turns.
- * All servers are child processes, so each has an event loop of its own; autocannon runs in this process.
+ * Runs each API operation under wrk against tokenquery with its response cache, tokenquery
+ * without it, and the bare `node:http` baseline answering each path with tokenquery's own body for
+ * it, taking turns. All servers are child processes, so each has an event loop of its own; wrk is
+ * a process of its own too.
  */
 export async function runApiBench(options: ApiBenchOptions, log: (line: string) => void): Promise<ApiReport> {
   const { token, pages, pageSize } = options;
   const rounds = Math.max(1, options.rounds ?? 5);
+  const info = `/vipapi/eth/token/${token}`;
+  const txPages = Array.from(
+    { length: pages },
+    (_, i) => `/vipapi/eth/token/tokentrans/${token}/${i + 1}/${pageSize}`,
+  );
+  const list = '/vipapi/eth/tokens/1/50';
   const specs: CaseSpec[] = [
-    { name: 'Token Info', paths: [`/vipapi/eth/token/${token}`], baselinePath: '/info' },
+    { name: 'Token Info', paths: [info] },
+    { name: `Transaction List (pages 1–${pages}, size ${pageSize})`, paths: txPages },
+    { name: 'Token List (page 1, size 50)', paths: [list] },
+    // What a client's traffic looks like: each Transaction List page followed by a Token Info and,
+    // every tenth request, the Token List.
     {
-      name: `Transaction List (pages 1–${pages}, size ${pageSize})`,
-      paths: Array.from(
-        { length: pages },
-        (_, i) => `/vipapi/eth/token/tokentrans/${token}/${i + 1}/${pageSize}`,
-      ),
-      baselinePath: '/page',
+      name: `Mixed (Token Info, Transaction List pages 1–${pages}, Token List)`,
+      paths: txPages.flatMap((page, i) => (i % 5 === 4 ? [page, info, list] : [page, info])),
     },
-    { name: 'Token List (page 1, size 50)', paths: ['/vipapi/eth/tokens/1/50'], baselinePath: '/list' },
   ];
 
   const servers: ChildHandle<ApiServerChildReady>[] = [];
@@ -110,30 +114,32 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
     const withKey = (server: ChildHandle<ApiServerChildReady>) => (path: string) =>
       `${path}?apikey=${server.value.apiKey!}`;
 
-    // The baseline answers with tokenquery's own bodies (the first page stands for every page).
+    // The baseline answers every path with tokenquery's own body for it.
     const bodies: Record<string, string> = {};
-    for (const spec of specs) {
+    for (const path of new Set(specs.flatMap((spec) => spec.paths))) {
       const answers: string[] = [];
       for (const server of [cached, uncached]) {
-        const response = await fetch(server.value.url + withKey(server)(spec.paths[0]!));
+        const response = await fetch(server.value.url + withKey(server)(path));
         const body = await response.text();
         const code = (JSON.parse(body) as { code?: unknown }).code;
         if (response.status !== 200 || code !== 1) {
-          throw new Error(`${spec.name}: tokenquery answered HTTP ${response.status}, code ${String(code)}`);
+          throw new Error(`${path}: tokenquery answered HTTP ${response.status}, code ${String(code)}`);
         }
         answers.push(body);
       }
-      if (answers[0] !== answers[1]) throw new Error(`${spec.name}: cached and uncached answers differ`);
-      bodies[spec.baselinePath] = answers[0]!;
+      if (answers[0] !== answers[1]) throw new Error(`${path}: cached and uncached answers differ`);
+      bodies[path] = answers[0]!;
     }
-    const base = await start({ mode: 'baseline', bodies });
+    const bodiesPath = join(wrkScriptDir(), 'baseline-bodies.json');
+    writeFileSync(bodiesPath, JSON.stringify(bodies));
+    const base = await start({ mode: 'baseline', bodiesPath });
 
     const cases: ApiCase[] = [];
     for (const spec of specs) {
       const targets: Target[] = [
         { url: cached.value.url, paths: spec.paths.map(withKey(cached)), pid: cached.pid },
         { url: uncached.value.url, paths: spec.paths.map(withKey(uncached)), pid: uncached.pid },
-        { url: base.value.url, paths: [spec.baselinePath], pid: base.pid },
+        { url: base.value.url, paths: spec.paths, pid: base.pid },
       ];
       if (options.warmupSeconds > 0) {
         for (const target of targets) await load(target, options.warmupSeconds, options.connections);
@@ -147,7 +153,9 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
       }
       const [tqCached, tqUncached, baseline] = slices.map(combine) as [LoadResult, LoadResult, LoadResult];
       const ratio = (i: number) => median(slices[i]!.map((s, r) => s.perSecond / slices[2]![r]!.perSecond));
-      const bodyBytes = Buffer.byteLength(bodies[spec.baselinePath]!);
+      const bodyBytes = Math.round(
+        spec.paths.reduce((sum, path) => sum + Buffer.byteLength(bodies[path]!), 0) / spec.paths.length,
+      );
       const rows: ApiCase[] = [
         { name: `${spec.name}, cached`, bodyBytes, tokenquery: tqCached, baseline, ratio: ratio(0) },
         { name: `${spec.name}, uncached`, bodyBytes, tokenquery: tqUncached, baseline, ratio: ratio(1) },
@@ -218,7 +226,7 @@ async function profileCase(
   }
 }
 
-/** One autocannon run against one server. */
+/** One wrk run against one server. */
 export interface Slice {
   perSecond: number;
   requests: number;
@@ -230,25 +238,38 @@ export interface Slice {
   cpuSeconds: number;
 }
 
-/** Runs autocannon for `seconds`; the paths are requested in turn across all connections. */
+/** Where wrk's Lua scripts for rotations of paths are written (removed when the process exits). */
+let scriptDir: string | undefined;
+function wrkScriptDir(): string {
+  if (scriptDir === undefined) {
+    const dir = mkdtempSync(join(tmpdir(), 'tokenquery-wrk-'));
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    scriptDir = dir;
+  }
+  return scriptDir;
+}
+
+/**
+ * Loads `target` with wrk (bench/wrk.ts) for `seconds`: a native load generator, so that the
+ * client's own cost (autocannon saturated near 15k requests/s here) does not hide the server's.
+ * The paths are requested in turn by each connection of wrk's one thread.
+ */
 export async function load(target: Target, seconds: number, connections: number): Promise<Slice> {
-  let next = 0;
-  const { paths } = target;
-  const requests = [
-    {
-      method: 'GET',
-      setupRequest: (request: autocannon.RawRequest) => ({ ...request, path: paths[next++ % paths.length]! }),
-    },
-  ];
   const cpuBefore = cpuSecondsOf(target.pid);
-  const result = await autocannon({ url: target.url, connections, duration: seconds, requests });
+  const result = await runWrk({
+    url: target.url,
+    paths: target.paths,
+    connections,
+    seconds,
+    workDir: wrkScriptDir(),
+  });
   return {
-    perSecond: result.requests.total / result.duration,
-    requests: result.requests.total,
-    seconds: result.duration,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
-    errors: result.errors,
+    perSecond: result.requestsPerSecond,
+    requests: result.requests,
+    seconds: result.seconds,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    errors: result.socketErrors,
     non2xx: result.non2xx,
     cpuSeconds: cpuSecondsOf(target.pid) - cpuBefore,
   };

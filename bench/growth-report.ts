@@ -110,9 +110,9 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
       `bare ${int(m.bare.requestsPerSecond)}, ${short(s.transfers)} ${int(m.small.requestsPerSecond)}, ${short(b.transfers)} ${int(m.big.requestsPerSecond)}` +
       ` (errors: ${m.bare.errors}, ${m.small.errors}, ${m.big.errors}). Peak RSS of \`serve\` on the ${short(b.transfers)} store over the whole API measurement below: ${mb(r.bigServePeakDuringApi)}.`,
     '',
-    `API: autocannon, ${o.connections} connections, ${o.warmupSeconds} s warm-up per store, then ${o.durationSeconds} s per store in ` +
+    `API: wrk, ${o.connections} connections, ${o.warmupSeconds} s warm-up per store, then ${o.durationSeconds} s per store in ` +
       `${o.rounds} rounds in which the two stores take turns; ratio: median of the per-round ratios ${short(b.transfers)} ÷ ${short(s.transfers)}; ` +
-      "p50 / p99: median of the rounds' percentiles (autocannon counts whole milliseconds); CPU: user + system time of the server process per request. " +
+      "p50 / p99: median of the rounds' percentiles; CPU: user + system time of the server process per request. " +
       '**cached**: the real `tokenquery serve`, response cache on, one request repeated, so after the second every answer comes from the cache. ' +
       '**varied**: the same `serve`, rotating over more distinct requests than the cache holds (32 MiB), so every answer is read from the store. ' +
       '**uncached**: `startApiServer` (what `serve` runs) with `responseCache: false` (`bench/api-server-child.ts`; `serve` has no switch for it): every answer read from the store.',

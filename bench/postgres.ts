@@ -150,7 +150,7 @@ export async function runPostgresBench(
           `transfers/s, PostgreSQL ${rate(postgres)} transfers/s`,
       );
     }
-    // Anvil is not needed any more: the cores go to the servers and autocannon.
+    // Anvil is not needed any more: the cores go to the servers and wrk.
     await chain.anvil.stop();
 
     const figures = (pick: (r: (typeof reps)[number]) => BackfillChildResult): BackendFigures => {
@@ -402,7 +402,7 @@ export function renderPostgres(r: PostgresReport, machine: string): string {
     `API: the stores filled by the last repetition, each served by \`startApiServer\` in a child process with the ` +
       `response cache off (the PostgreSQL store has no change counter for it: other processes write the database), ` +
       `and the bare \`node:http\` baseline answering the same bodies (checked identical between the two backends). ` +
-      `autocannon with ${o.connections} connections, ${o.warmupSeconds} s warm-up, then ${o.durationSeconds} s per ` +
+      `wrk with ${o.connections} connections, ${o.warmupSeconds} s warm-up, then ${o.durationSeconds} s per ` +
       `server in ${o.rounds} turns. Ratio: median of the per-turn ratios to the baseline.`,
     '',
     '| operation | body | SQLite req/s | SQLite p50 / p99 | SQLite CPU/req | PostgreSQL req/s | PostgreSQL p50 / p99 | PostgreSQL CPU/req: API + database | baseline req/s | ratio SQLite | ratio PostgreSQL |',
@@ -416,7 +416,7 @@ export function renderPostgres(r: PostgresReport, machine: string): string {
     ),
     '',
     `Replicas: one PostgreSQL \`serve\` process with all ${o.connections} connections, against two on the same ` +
-      `database with ${Math.floor(o.connections / 2)} each (two autocannon instances side by side), in turns. ` +
+      `database with ${Math.floor(o.connections / 2)} each (two wrk processes side by side), in turns. ` +
       "CPU/req: the API processes' CPU (both, for two) + the PostgreSQL backends' CPU, per request.",
     '',
     '| operation | 1 replica req/s | p50 / p99 | CPU/req | 2 replicas req/s | p50 / p99 (slower) | CPU/req | 2 ÷ 1 |',

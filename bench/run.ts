@@ -45,7 +45,7 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
   backfill        indexer backfill throughput against a bare eth_getLogs client
   backfill-large  the same at 1,000,000 transfers
   backfill-ab REF this tree against the commit REF, interleaved pairs
-  api             the API's operations under load (autocannon)
+  api             the API's operations under load (wrk)
   neo             NEO indexing of busy mainnet blocks
   import          tokenquery import of a synthetic export (--import-rows)
   postgres        the PostgreSQL store
@@ -456,11 +456,12 @@ function renderApi(r: ApiReport, f: MachineFacts): string {
   return [
     machineLine(f),
     '',
-    `autocannon: ${o.connections} connections, ${o.warmupSeconds} s warm-up then ${o.durationSeconds} s measured per ` +
+    `wrk: ${o.connections} connections (one thread), ${o.warmupSeconds} s warm-up then ${o.durationSeconds} s measured per ` +
       `operation and server, in ${o.rounds} rounds in which tokenquery with its response cache, tokenquery without ` +
-      'it and the baseline take turns. Ratio: median of the per-round ratios; p50 / p99: median of the per-round ' +
-      'percentiles; server CPU: user + system time of the server process per request. Servers in child processes; ' +
-      'autocannon in the parent; all share the same cores.',
+      "it and the baseline take turns; the baseline, a bare `node:http` server, answers each path with tokenquery's " +
+      'own body for it (body: the mean over the paths). Ratio: median of the per-round ratios; p50 / p99: median of ' +
+      'the per-round percentiles; server CPU: user + system time of the server process per request. Servers in child ' +
+      'processes; wrk in its own; all share the same cores.',
     '',
     '| operation | body | tokenquery req/s | tokenquery p50 / p99 | tokenquery CPU/req | baseline req/s | baseline p50 / p99 | baseline CPU/req | ratio req/s |',
     '|---|---|---|---|---|---|---|---|---|',

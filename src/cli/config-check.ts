@@ -62,6 +62,7 @@ export function describeConfig(config: Config, file: ConfigFile | undefined, lis
           fromBlock: chain.fromBlock,
           finality: chain.finalityDepth,
           pollIntervalMs: chain.pollIntervalMs,
+          ...(chain.reconcile === true ? { reconcile: true } : {}),
         },
       ]),
     ),

@@ -10,6 +10,7 @@ import { type ImportSummary, importTransfers } from '../importer/importer.js';
 import type { InputFormat } from '../importer/input.js';
 import { createImportNode } from '../importer/node-reader.js';
 import { quote } from '../importer/text.js';
+import { createExactnessCheck } from '../indexer/exactness-check.js';
 import { checkNodes } from '../indexer/run.js';
 import { isEvmChain } from '../internal/chains.js';
 import { UserError } from '../internal/errors.js';
@@ -154,6 +155,19 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
       ...(fromBlock === undefined ? {} : { fromBlock }),
       ...(toBlock === undefined ? {} : { toBlock }),
       ...(batchTransfers === undefined ? {} : { batchTransfers }),
+      ...(node === null
+        ? {}
+        : {
+            // The indexer's check, on the tokens whose supplies the import reads at its end.
+            checkExactness: (supplies, atBlock) =>
+              createExactnessCheck({
+                chain,
+                store: store.writer,
+                readSupplies: async (addresses, block) =>
+                  (await node.supplies(addresses, block)).map((s) => ({ ...s, atBlock: block })),
+                readBalances: (token, holders, block) => node.balances(token, holders, block),
+              }).check(supplies, atBlock),
+          }),
     });
   } finally {
     process.off('SIGINT', stop);
@@ -188,5 +202,11 @@ function printSummary(s: ImportSummary, noNode: boolean): void {
     );
   }
   if (noNode && s.imported > 0)
-    out('token supplies were not read (no --rpc): the indexer reads them when it starts');
+    out(
+      'token supplies were not read (no --rpc): the indexer reads them, and checks exact balances, when it starts',
+    );
+  if (s.markedNotExact > 0)
+    out(
+      `${n(s.markedNotExact)} tokens marked not exact: balanceOf differs from their imported Transfer rows (see docs/reliability.md, "Exact balances")`,
+    );
 }

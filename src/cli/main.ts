@@ -96,6 +96,13 @@ const program = new Command()
     process.exit(error.exitCode === 0 || error.code === 'commander.help' ? error.exitCode : 2),
   );
 
+/** `--reconcile` for the commands that index (docs/reliability.md, "Reconcile mode"). */
+const reconcileOption = () =>
+  new Option(
+    '--reconcile',
+    `reconcile mode: read balanceOf of the holders that logs name of tokens whose balances move without a log (rebasing, shares, reflection, fee-taking) and correct their stored balances; costs node calls (docs/reliability.md) (default off) [env ${ENV.reconcile}]`,
+  );
+
 /** `--db-read` for the commands that serve the API. */
 const dbReadOption = () =>
   new Option(
@@ -166,6 +173,7 @@ function withHttpLimitOptions(command: Command): Command {
 }
 
 withHttpLimitOptions(withApiLimitOptions(withNodeOptions(program.command('start'))))
+  .addOption(reconcileOption())
   .addOption(dbReadOption())
   .addOption(tokenListOption())
   .description('index the configured chains and serve the API, in one process')
@@ -190,6 +198,7 @@ withHttpLimitOptions(withApiLimitOptions(withNodeOptions(program.command('serve'
   });
 
 withNodeOptions(program.command('index'))
+  .addOption(reconcileOption())
   .description(
     'run the indexers only (no API); on PostgreSQL, index processes elect one writer per chain (the others stand by)',
   )

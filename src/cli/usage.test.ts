@@ -89,7 +89,12 @@ describe('help', () => {
       assert.equal(result.code, 0, result.stderr);
       const options = helpOptions(result.stdout);
       // The commands that serve the API also take a read replica, token lists and key limits.
-      const expected: Record<string, string> = i < 2 ? { ...NODE_OPTIONS, ...API_OPTIONS } : NODE_OPTIONS;
+      // The commands that index also take reconcile mode.
+      const expected: Record<string, string> = {
+        ...NODE_OPTIONS,
+        ...(i < 2 ? API_OPTIONS : {}),
+        ...(i !== 1 ? { '--reconcile': ENV.reconcile } : {}),
+      };
       assert.deepEqual(
         [...options.keys()].sort(),
         [...Object.keys(expected), '--help'].sort(),

@@ -103,6 +103,33 @@ describe('config file validation', () => {
     );
   });
 
+  test('reconcile: a switch for the EVM chains, off unless the file, the variable or the flag turns it on', () => {
+    const on = (file: unknown, env: NodeJS.ProcessEnv = {}, raw: { reconcile?: boolean } = {}) =>
+      loadConfig(
+        { rpc: ['eth=http://a', 'bsc=http://b', 'neo=http://n'], ...raw },
+        env,
+        readConfigFile(writeConfig(file)),
+      ).chains.map((c) => [c.name, c.reconcile === true]);
+    assert.deepEqual(on({}), [
+      ['eth', false],
+      ['bsc', false],
+      ['neo', false],
+    ]);
+    // NEO has no tokens whose balances move without a log: its chain never reconciles.
+    assert.deepEqual(on({ reconcile: true }), [
+      ['eth', true],
+      ['bsc', true],
+      ['neo', false],
+    ]);
+    assert.deepEqual(on({ reconcile: true }, { TOKENQUERY_RECONCILE: '0' })[0], ['eth', false]);
+    assert.deepEqual(on({}, { TOKENQUERY_RECONCILE: 'yes' })[0], ['eth', true]);
+    assert.deepEqual(on({}, { TOKENQUERY_RECONCILE: '0' }, { reconcile: true })[0], ['eth', true]);
+    assert.throws(() => on({}, { TOKENQUERY_RECONCILE: 'maybe' }), {
+      shortMessage: 'TOKENQUERY_RECONCILE must be 1 or 0 (true or false), got "maybe"',
+    });
+    assert.deepEqual(problemsOf({ reconcile: 'yes' }).length, 1);
+  });
+
   test('every flag and variable has its field in the file', () => {
     const where: Record<string, string> = {
       rpc: 'chains.eth.rpc',
@@ -116,6 +143,7 @@ describe('config file validation', () => {
       pollInterval: 'pollIntervalMs',
       logLevel: 'logLevel',
       tokenList: 'tokenLists',
+      reconcile: 'reconcile',
       rateLimit: 'rateLimit',
       rateBurst: 'rateBurst',
       redis: 'redis',

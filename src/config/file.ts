@@ -44,6 +44,8 @@ export interface ConfigFile {
   port?: number;
   logLevel?: LogLevel;
   pollIntervalMs?: number;
+  /** Reconcile mode (`--reconcile`). */
+  reconcile?: boolean;
   chains: Partial<Record<ChainName, ChainFileSettings>>;
   tokenLists: readonly string[];
   rateLimit?: string;
@@ -165,6 +167,10 @@ export const CONFIG_FILE_SCHEMA: ObjectSchema = {
       ...LIMITS.pollIntervalMs,
       default: DEFAULTS.pollIntervalMs,
       description: `How often to poll the nodes for a new head once caught up, in milliseconds. Flag --poll-interval, variable ${ENV.pollInterval}.`,
+    },
+    reconcile: {
+      type: 'boolean',
+      description: `start/index: reconcile mode (default false) for tokens whose balances move without a log (rebasing, shares, reflection, fee-taking): the addresses their logs name are read with balanceOf at the indexed block (through Multicall3 where the chain has it, JSON-RPC batches otherwise) and their stored balances corrected, so touched holders are exact; holders no log ever names stay as they are. Costs node calls: docs/reliability.md, "Reconcile mode". EVM chains. Flag --reconcile, variable ${ENV.reconcile}.`,
     },
     chains: {
       type: 'object',

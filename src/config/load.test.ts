@@ -130,6 +130,7 @@ describe('config from the environment', () => {
       'TOKENQUERY_LOG_LEVEL',
       'TOKENQUERY_POLL_INTERVAL_MS',
       'TOKENQUERY_PORT',
+      'TOKENQUERY_RECONCILE',
       'TOKENQUERY_RPC',
       'TOKENQUERY_TOKEN_LIST',
       'TOKENQUERY_WS',

@@ -19,6 +19,8 @@ export interface RawOptions extends ApiLimitOptions, HttpLimitOptions {
   pollInterval?: string;
   logLevel?: string;
   tokenList?: string[];
+  /** `--reconcile`: a switch. */
+  reconcile?: boolean;
 }
 
 /** Environment variables, one per option; repeatable ones take a comma- or space-separated list. */
@@ -34,6 +36,7 @@ export const ENV = {
   pollInterval: 'TOKENQUERY_POLL_INTERVAL_MS',
   logLevel: 'TOKENQUERY_LOG_LEVEL',
   tokenList: 'TOKENQUERY_TOKEN_LIST',
+  reconcile: 'TOKENQUERY_RECONCILE',
 } as const;
 
 export const DEFAULTS = {
@@ -204,6 +207,7 @@ export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env
   const pollText = single('pollInterval', raw.pollInterval, env, file);
   const pollIntervalMs = pollText ? integer(pollText, LIMITS.pollIntervalMs) : DEFAULTS.pollIntervalMs;
 
+  const reconcile = reconcileMode(raw, env, file);
   const chains: ChainConfig[] = [...rpc].map(([name, url]) => {
     const fromText = fromBlocks.get(name);
     const finalityText = finality.get(name);
@@ -216,6 +220,8 @@ export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env
         finalityText === undefined ? DEFAULTS.finalityDepth : integer(finalityText, LIMITS.finality),
       pollIntervalMs,
       ...(wsText === undefined ? {} : { wsUrl: wsUrl(wsText, name) }),
+      // NEO has no tokens whose balances move without a log: its indexer has no reconcile mode.
+      ...(reconcile && familyOf(name).name === 'evm' ? { reconcile: true } : {}),
     });
   });
 
@@ -246,6 +252,23 @@ export function loadConfig(raw: RawOptions, env: NodeJS.ProcessEnv = process.env
 }
 
 const POSTGRES_URL = /^postgres(ql)?:\/\//i;
+
+/**
+ * `--reconcile` (docs/reliability.md, "Reconcile mode"): the flag, else the variable (1/true/yes
+ * or 0/false/no), else the config file's `reconcile`; off by default.
+ */
+function reconcileMode(raw: RawOptions, env: NodeJS.ProcessEnv, file?: ConfigFile): boolean {
+  if (raw.reconcile !== undefined) return raw.reconcile;
+  const text = env[ENV.reconcile]?.trim().toLowerCase();
+  if (text !== undefined && text !== '') {
+    if (['1', 'true', 'yes'].includes(text)) return true;
+    if (['0', 'false', 'no'].includes(text)) return false;
+    throw new UserError(
+      `${ENV.reconcile} must be 1 or 0 (true or false), got "${env[ENV.reconcile]!.slice(0, 40)}"`,
+    );
+  }
+  return file?.reconcile ?? false;
+}
 
 /** `--db-read`: a PostgreSQL replica of the `--db` PostgreSQL database. Never echoes either URL. */
 function readReplica(text: Sourced | undefined, db: string): string | undefined {

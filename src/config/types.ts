@@ -20,6 +20,12 @@ export interface ChainConfig {
    * polling only. May hold credentials: never log it unredacted.
    */
   wsUrl?: string;
+  /**
+   * Reconcile mode (EVM chains; `--reconcile`, config key `reconcile`): the holders that logs name
+   * of tokens whose balances move without a log are read with `balanceOf` and their stored balances
+   * corrected (indexer/reconcile.ts). Default off.
+   */
+  reconcile?: boolean;
 }
 
 /** `serve`/`start`: rate limits and allow-list options (config/api-limits.ts, docs/api-keys.md). */

@@ -13,9 +13,9 @@
  * metadata the export lacks are read from the node, for the next batches while one commits.
  */
 import { statSync } from 'node:fs';
-import { UserError } from '../internal/errors.js';
+import { errorMessage, UserError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
-import type { Store } from '../store/types.js';
+import type { ExactnessUpdate, Store, SupplyUpdate } from '../store/types.js';
 import { createBatchPreparer } from './batch-preparation.js';
 import { ImportInputError, type ImportRow } from './columns.js';
 import { displayName, type InputFormat, readExport } from './input.js';
@@ -60,6 +60,12 @@ export interface ImportOptions {
    * row, as the indexer does (the tests compare the two).
    */
   bulkLoad?: boolean;
+  /**
+   * The exactness check run on the supplies read at the end (the indexer's, given by the CLI;
+   * needs `node`): the marks to record. An export holds `Transfer` rows only, so a token whose
+   * balances move by other events (WETH9's `Deposit`, Tether's `Issue`, a rebase) is found here.
+   */
+  checkExactness?: (supplies: readonly SupplyUpdate[], atBlock: number) => Promise<ExactnessUpdate[]>;
 }
 
 /** What an import did. */
@@ -92,6 +98,8 @@ export interface ImportSummary {
   stagingBytes: number;
   /** True when the signal stopped the import before the end. */
   interrupted: boolean;
+  /** Tokens the exactness check marked not exact at the end (0 without a node or a check). */
+  markedNotExact: number;
 }
 
 /** Imports the inputs; throws a `UserError` with one clear line for anything wrong with them. */
@@ -142,6 +150,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     writeSeconds: 0,
     stagingBytes: 0,
     interrupted: false,
+    markedNotExact: 0,
   };
 
   // ---- tokens: known to the store, or classified (and their metadata read) once per run ----
@@ -399,10 +408,27 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
       // Only tokens flagged by the batches (new, or a mint/burn): the rest is the indexer's periodic job.
       const addresses = await store.writer.tokensNeedingSupply(chain, -1, 200);
       if (addresses.length === 0) return;
-      const supplies = await node.supplies(addresses, checkpoint);
-      await store.writer.updateSupplies(
-        chain,
-        supplies.map((s) => ({ ...s, atBlock: checkpoint })),
+      const read = await node.supplies(addresses, checkpoint);
+      const supplies = read.map((s) => ({ ...s, atBlock: checkpoint }));
+      await store.writer.updateSupplies(chain, supplies);
+      await checkExactness(supplies, checkpoint);
+    }
+  }
+
+  /**
+   * Marks the tokens whose imported balances `balanceOf` contradicts. A failed check (a node
+   * without that block's state) is a warning: the indexer checks the tokens at their next supply read.
+   */
+  async function checkExactness(supplies: readonly SupplyUpdate[], checkpoint: number): Promise<void> {
+    if (options.checkExactness === undefined) return;
+    try {
+      const updates = await options.checkExactness(supplies, checkpoint);
+      if (updates.length > 0) await store.writer.setExactness(chain, updates);
+      summary.markedNotExact += updates.filter((u) => u.mark !== null).length;
+    } catch (error) {
+      logger.warn(
+        { err: errorMessage(error) },
+        'exactness check failed; the indexer checks these tokens at their next supply read',
       );
     }
   }

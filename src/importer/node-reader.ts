@@ -44,6 +44,8 @@ export interface ImportNode {
   tokens(samples: readonly TokenSample[]): Promise<TokenFacts[]>;
   /** Supplies of tokens at `block` (at `latest` where the node keeps no state that old). */
   supplies(addresses: readonly string[], block: number): Promise<TokenSupply[]>;
+  /** `balanceOf(holder)` of one token for each holder at `block` (null where the call reverts). */
+  balances(token: string, holders: readonly string[], block: number): Promise<(bigint | null)[]>;
 }
 
 export interface ImportNodeOptions {
@@ -145,6 +147,7 @@ export function createImportNode(options: ImportNodeOptions): ImportNode {
           : headers(numbers),
     tokens,
     supplies: (addresses, block) => source.readSupplies(addresses, block),
+    balances: (token, holders, block) => source.readBalances(token, holders, block),
   };
 }
 

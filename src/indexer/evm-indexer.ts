@@ -32,6 +32,7 @@ import { createEvmRealtime, type EvmRealtimeTuning } from './evm-realtime.js';
 import { createExactnessCheck } from './exactness-check.js';
 import { createHolderSeeder, type HolderSeeder } from './holder-seeds.js';
 import { createChainStatusReport, runIndexerLoop } from './loop.js';
+import { createReconcile } from './reconcile.js';
 import { createSupplyRefresh } from './supply-refresh.js';
 
 export interface EvmIndexerOptions extends EvmBackfillTuning, EvmRealtimeTuning {
@@ -74,6 +75,11 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
   const readSuppliesAt = async (addresses: string[], atBlock: number) =>
     (await source.readSupplies(addresses, atBlock)).map((s) => ({ ...s, atBlock }));
   // Held while a rollback runs: no supply read may start or be recorded then (see evm-realtime.ts).
+  // Reconcile mode (`--reconcile`): touched holders of tokens that move balances silently are read on the node.
+  const reconcile =
+    chain.reconcile === true
+      ? createReconcile({ chain: name, store, source, logger, finalityDepth: chain.finalityDepth })
+      : undefined;
   const supply = createSupplyRefresh({
     chain: name,
     store,
@@ -87,6 +93,7 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
       readSupplies: readSuppliesAt,
       readBalances: (token, holders, block) => source.readBalances(token, holders, block),
     }),
+    ...(reconcile === undefined ? {} : { reconcile }),
   });
 
   /**
@@ -190,7 +197,9 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     if (status.lastError !== null) await status.recordError(null); // progress: a fault reported mid-step is over
     refusals.committed(range.to);
     // A balance change mints or burns (its token's total supply moves).
-    if (range.tokens.length > 0 || range.changes.length > 0 || touchesSupply(range.transfers)) supply.kick();
+    const reconciling = reconcile?.committed(range.transfers, range.changes, { to: range.to, head }) === true;
+    if (reconciling || range.tokens.length > 0 || range.changes.length > 0 || touchesSupply(range.transfers))
+      supply.kick();
   };
 
   const parts = { source, store, logger, signal, position, commit, tokensAndSeeds, refusals };
@@ -201,6 +210,8 @@ export function createEvmIndexer(options: EvmIndexerOptions): EvmIndexer {
     supply,
     forgetTokens: (tokens) => {
       for (const token of tokens) knownTokens.delete(token);
+      // Called after every rollback: it took off any correction above the ancestor.
+      reconcile?.rolledBack();
     },
   });
 

@@ -17,16 +17,20 @@ import type { ExactnessUpdate, StoreWriter, SupplyUpdate } from '../store/types.
  * of 100 tokens reads at most a few million rows. Their mark is left as it is.
  */
 export const EXACTNESS_MAX_HOLDERS = 20_000;
-/** The largest holders sampled, and the random others. */
+/** The largest holders sampled, the random others, and the negative stored balances. */
 const LARGEST = 3;
 const RANDOM = 3;
+const NEGATIVE = 3;
 const SCAN_PAGE = 5_000;
 /** Checkpoints the stored side is read at before the round gives up (a batch committed during each). */
 const ATTEMPTS = 3;
 
 export interface ExactnessCheckOptions {
   chain: string;
-  store: Pick<StoreWriter, 'getToken' | 'getChainStatus' | 'getCheckpoint' | 'listHolders' | 'scanBalances'>;
+  store: Pick<
+    StoreWriter,
+    'getToken' | 'getChainStatus' | 'getCheckpoint' | 'listHolders' | 'scanBalances' | 'negativeBalances'
+  >;
   /** `totalSupply()` of `addresses` at `block` (when a batch committed during a check). */
   readSupplies(addresses: string[], block: number): Promise<SupplyUpdate[]>;
   /** `balanceOf` of `holders` of `token` at `block` (null where the call fails), in one JSON-RPC batch. */
@@ -73,7 +77,12 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
     }
   }
 
-  /** The largest holders and a few random others, with their stored balances. */
+  /**
+   * The largest holders, a few random others, and a few negative stored balances, with their
+   * stored balances. The negative ones are what catches a token whose missed credits went out
+   * again by `Transfer` (a Tether issue sent on, a WETH9 deposit transferred): its holders may all
+   * be right while the senders are below zero, which `balanceOf` never is.
+   */
   async function sampleOf(
     token: string,
     holderCount: number,
@@ -85,6 +94,9 @@ export function createExactnessCheck(options: ExactnessCheckOptions): ExactnessC
       offsets.add(LARGEST + Math.floor(random() * others));
     }
     for (const offset of offsets) sample.push(...(await store.listHolders(chain, token, offset, 1)));
+    for (const { holder, amount } of await store.negativeBalances(chain, token, NEGATIVE)) {
+      sample.push({ address: holder, balance: amount });
+    }
     return sample;
   }
 

@@ -16,8 +16,7 @@ import { createEvmSource } from '../chains/evm/source.js';
 import type { EvmSource, HolderRef } from '../chains/evm/types.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { type AnvilInstance, startAnvil } from '../devchain/anvil.js';
-import { getAccounts, getBlockNumber, sendTransaction, waitForReceipt } from '../devchain/chain.js';
-import { Multicall3 } from '../devchain/contracts.generated.js';
+import { getAccounts, getBlockNumber } from '../devchain/chain.js';
 import {
   balancesOf,
   burnToken,
@@ -34,6 +33,7 @@ import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 import { diffStoreAgainstNode, readNodeTruth } from './testing/evm-truth.js';
+import { deployMulticall3 } from './testing/multicall3.js';
 import { verifyChain } from './verify.js';
 
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -141,13 +141,6 @@ async function assertExact(late: Store, full: Store, url: string, tokens: readon
       `holder count of ${token} in the full index`,
     );
   }
-}
-
-async function deployMulticall3(url: string, from: string): Promise<void> {
-  const receipt = await waitForReceipt(url, await sendTransaction(url, { from, data: Multicall3.bytecode }));
-  const code = await rpc<string>(url, 'eth_getCode', [receipt.contractAddress, 'latest']);
-  await rpc(url, 'anvil_setCode', [MULTICALL3_ADDRESS, code]);
-  assert.notEqual(await rpc<string>(url, 'eth_getCode', [MULTICALL3_ADDRESS, 'latest']), '0x');
 }
 
 describe('late start: starting balances of holders', () => {

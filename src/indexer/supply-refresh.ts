@@ -2,6 +2,7 @@ import { errorMessage } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { StoreWriter, SupplyUpdate } from '../store/types.js';
 import type { ExactnessCheck } from './exactness-check.js';
+import type { Reconcile } from './reconcile.js';
 import { createSingleFlight } from './single-flight.js';
 
 /** How often a chain's supplies are looked over even when no batch asks for it. */
@@ -11,7 +12,9 @@ const PERIODIC_REFRESH_MS = 10_000;
  * A chain's supply refresh: single-flight, kicked after commits, never blocks indexing. Each
  * round re-reads the tokens whose supply was read more than `everyBlocks` before the checkpoint
  * (and any mark a failed read or a rollback left), at the checkpoint's block, then runs the
- * exactness check on them (when given), so the not-exact marks follow the head.
+ * exactness check on them (when given), so the not-exact marks follow the head. With reconcile
+ * mode on, a round of it (reconcile.ts) follows once no supply is left to read, and the tokens the
+ * check marks are taken up by it.
  */
 export interface SupplyRefresh {
   /** Starts a refresh, or asks the one in flight to go round once more. */
@@ -33,6 +36,8 @@ export interface SupplyRefreshOptions {
   read(addresses: string[], atBlock: number): Promise<SupplyUpdate[]>;
   /** Run on each round's supplies, and its marks recorded (EVM; exactness-check.ts). */
   exactness?: ExactnessCheck;
+  /** Reconcile mode (EVM, `--reconcile`; reconcile.ts): takes up the marked tokens, runs after the reads. */
+  reconcile?: Reconcile;
 }
 
 export function createSupplyRefresh(options: SupplyRefreshOptions): SupplyRefresh {
@@ -46,7 +51,11 @@ export function createSupplyRefresh(options: SupplyRefreshOptions): SupplyRefres
       const checkpoint = await store.getCheckpoint(chain);
       if (!checkpoint) return;
       const addresses = await store.tokensNeedingSupply(chain, checkpoint.block - everyBlocks, 100);
-      if (addresses.length === 0) return;
+      if (addresses.length === 0) {
+        // Its corrections make their tokens' supplies be read again (and checked): go round.
+        if (options.reconcile === undefined || !(await reconcileRound(options.reconcile))) return;
+        continue;
+      }
       const supplies = await read(addresses, checkpoint.block);
       await store.updateSupplies(chain, supplies);
       if (options.exactness !== undefined)
@@ -66,12 +75,31 @@ export function createSupplyRefresh(options: SupplyRefreshOptions): SupplyRefres
     try {
       const updates = await check.check(supplies, atBlock);
       if (updates.length > 0 && !signal.aborted) await store.setExactness(chain, updates);
+      options.reconcile?.adopt(updates.flatMap((u) => (u.mark === null ? [] : [u.address])));
     } catch (error) {
       if (signal.aborted) return;
       options.logger.warn(
         { chain, atBlock, err: errorMessage(error) },
         'exactness check failed; its tokens are checked again at their next supply read',
       );
+    }
+  }
+
+  /**
+   * One reconcile round; true when it wants another. One that fails (a node without the state) is
+   * logged, and its work waits for the next kick.
+   */
+  async function reconcileRound(reconcile: Reconcile): Promise<boolean> {
+    try {
+      return await reconcile.round();
+    } catch (error) {
+      if (!signal.aborted) {
+        options.logger.warn(
+          { chain, err: errorMessage(error) },
+          'reconcile round failed; retried at the next one',
+        );
+      }
+      return false;
     }
   }
 

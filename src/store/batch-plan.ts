@@ -71,11 +71,22 @@ export function namedCounts<Row>(
 }
 
 /**
+ * Whether `batch` adds no block: `toBlock` is `fromBlock - 1`, the checkpoint it continues. Such a
+ * batch carries only balance changes at that block (reconcile's corrections, indexer/reconcile.ts):
+ * journaled at the checkpoint, so a rollback below it takes them off.
+ */
+export function atCheckpoint(batch: Pick<IndexBatch, 'fromBlock' | 'toBlock'>): boolean {
+  return batch.toBlock === batch.fromBlock - 1;
+}
+
+/**
  * Checks that `batch` continues the stored checkpoint (`indexedBlock`, null before the first
- * batch) and is not empty backwards. Call it under the backend's write lock.
+ * batch) and is not empty backwards; a batch that adds no block ({@link atCheckpoint}) must name
+ * the checkpoint it continues and carry nothing but balance changes. Call it under the backend's
+ * write lock.
  */
 export function checkBatchStart(
-  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock' | 'continues'>,
+  batch: Pick<IndexBatch, 'chain' | 'fromBlock' | 'toBlock' | 'continues' | 'blocks' | 'seeds' | 'neo'>,
   indexedBlock: number | null | undefined,
 ): void {
   const { chain } = batch;
@@ -91,6 +102,16 @@ export function checkBatchStart(
       { details: `expected fromBlock ${indexedBlock + 1}` },
     );
   }
+  if (atCheckpoint(batch)) {
+    // Its transfers, if any, are refused by checkInBatch.
+    const others = batch.blocks.length > 0 || batch.seeds !== undefined || batch.neo !== undefined;
+    if (batch.continues === undefined || batch.continues === null || others) {
+      throw new TokenqueryError(
+        `batch for ${chain} adds no block: it must continue its checkpoint (${batch.toBlock}) and carry balance changes only`,
+      );
+    }
+    return;
+  }
   if (batch.toBlock < batch.fromBlock) {
     throw new TokenqueryError(
       `batch for ${chain} ends (${batch.toBlock}) before it starts (${batch.fromBlock})`,
@@ -104,7 +125,9 @@ export function checkInBatch(
   block: number,
   what: string,
 ): void {
-  if (block < batch.fromBlock || block > batch.toBlock) {
+  // A batch that adds no block (atCheckpoint) covers its checkpoint, `toBlock`, for balance changes alone.
+  const from = atCheckpoint(batch) && what === 'balance change' ? batch.toBlock : batch.fromBlock;
+  if (block < from || block > batch.toBlock) {
     throw new TokenqueryError(
       `${what} in block ${block} lies outside its batch ${batch.fromBlock}..${batch.toBlock} for ${batch.chain}`,
     );

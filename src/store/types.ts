@@ -99,7 +99,11 @@ export interface IndexBatch {
    * with. Every indexer and the importer set it; absent, only `fromBlock` is checked.
    */
   continues?: number | null;
-  /** Last block this batch covers (inclusive); becomes the new checkpoint. */
+  /**
+   * Last block this batch covers (inclusive); becomes the new checkpoint. Or `fromBlock - 1`, the
+   * checkpoint it must name in `continues`: a batch that adds no block carries only balance changes
+   * at that block (reconcile's corrections), which a rollback below the block takes off.
+   */
   toBlock: number;
   /** Hash of `toBlock` when known. */
   toBlockHash: string | null;
@@ -328,6 +332,12 @@ export interface StoreWriter {
   listHolders: StoreReader['listHolders'];
   /** The exactness check's sum of a token's stored balances. */
   scanBalances: HistoryScans['scanBalances'];
+  /** The exactness check's sample of a token's negative stored balances. */
+  negativeBalances: HistoryScans['negativeBalances'];
+  /** Reconcile's reads (indexer/reconcile.ts): stored balances, every address a token's logs named, corrections at a block. */
+  getBalance: StoreReader['getBalance'];
+  scanHoldings: HistoryScans['scanHoldings'];
+  scanBalanceChanges: HistoryScans['scanBalanceChanges'];
   getNeoToken: NeoReader['getNeoToken'];
 }
 
@@ -426,6 +436,16 @@ export interface HistoryScans {
     chain: string,
     token: string,
     afterHolder: string | null,
+    limit: number,
+  ): Promise<{ holder: string; amount: bigint }[]>;
+  /**
+   * Up to `limit` negative stored balances of one token, in holder order, the zero address left
+   * out (its balance is minus every mint). `balanceOf` is never negative, so each is a credit the
+   * index missed; the exactness check samples them. Read through an index of those rows only.
+   */
+  negativeBalances(
+    chain: string,
+    token: string,
     limit: number,
   ): Promise<{ holder: string; amount: bigint }[]>;
   /**

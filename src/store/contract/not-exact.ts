@@ -6,9 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { batch, blockHash, moves } from '../testing/batches.js';
 import type { NotExactMark } from '../types.js';
-import { type ContractContext, H1, H2, T1, T2, T3, T5 } from './fixtures.js';
+import { type ContractContext, H1, H2, H3, T1, T2, T3, T5 } from './fixtures.js';
 
 /** A drift past 2^256 and negative: the stored text must keep every digit and the sign. */
 const HUGE_NEGATIVE_DRIFT = -(2n ** 256n - 1n);
@@ -68,6 +69,50 @@ export function runNotExactCases({ withStore }: ContractContext): void {
         assert.deepEqual(await store.reader.countNotExact(), { eth: 1, bsc: 1 });
         await store.writer.setExactness('eth', []);
         assert.deepEqual(await store.reader.countNotExact(), { eth: 1, bsc: 1 });
+      }));
+
+    test('negative stored balances are listed, never the zero address, and leave when they end', () =>
+      withStore(async (store) => {
+        const big = 2n ** 60n; // past 2^53: stored in the other representation
+        await store.writer.applyBatch(
+          batch({
+            from: 1,
+            to: 2,
+            transfers: [
+              ...moves(T1, 1, [
+                [ZERO_ADDRESS, H1, 10n],
+                [H2, H3, 4n],
+              ]),
+              ...moves(T2, 2, [[H3, H1, big]]),
+              ...moves(T3, 2, [[H1, H2, 1n]]),
+            ],
+          }),
+        );
+        await store.writer.applyBatch(
+          batch({ chain: 'bsc', from: 1, to: 1, transfers: moves(T1, 1, [[H1, H2, 7n]]) }),
+        );
+        assert.deepEqual(await store.writer.negativeBalances('eth', T1, 10), [{ holder: H2, amount: -4n }]);
+        assert.deepEqual(await store.writer.negativeBalances('eth', T2, 10), [{ holder: H3, amount: -big }]);
+        assert.deepEqual(await store.writer.negativeBalances('bsc', T1, 10), [{ holder: H1, amount: -7n }]);
+        assert.deepEqual(
+          (await store.writer.negativeBalances('eth', T3, 10)).map((b) => b.holder),
+          [H1],
+        );
+        assert.deepEqual(await store.writer.negativeBalances('eth', T3, 0), []);
+        assert.deepEqual(await store.writer.negativeBalances('eth', T5, 10), []);
+
+        await store.writer.applyBatch(
+          batch({
+            from: 3,
+            to: 3,
+            transfers: [...moves(T1, 3, [[H1, H2, 9n]]), ...moves(T2, 3, [[H1, H3, big]])],
+          }),
+        );
+        assert.deepEqual(await store.writer.negativeBalances('eth', T1, 10), []);
+        assert.deepEqual(await store.writer.negativeBalances('eth', T2, 10), []);
+        await store.writer.rollback('eth', 2, blockHash(2));
+        assert.deepEqual(await store.writer.negativeBalances('eth', T1, 10), [{ holder: H2, amount: -4n }]);
+        assert.deepEqual(await store.writer.negativeBalances('eth', T2, 10), [{ holder: H3, amount: -big }]);
       }));
 
     test('a rollback keeps the mark of a token it keeps and removes it with a token it removes', () =>

@@ -38,6 +38,7 @@ import { runBalanceChangeCases } from './balance-changes.js';
 import { runBatchCases } from './batches.js';
 import { runBulkLoadCases } from './bulk-load.js';
 import { runChainStatusCases } from './chain-status.js';
+import { runCheckpointBatchCases } from './checkpoint-batches.js';
 import type { ContractContext, StoreUnderTest } from './fixtures.js';
 import { runHolderCases } from './holders.js';
 import { runNeoCases } from './neo.js';
@@ -79,6 +80,7 @@ export function runStoreContractSuite(
 
   describe(`store contract: ${name}`, () => {
     runBatchCases(context);
+    runCheckpointBatchCases(context);
     runReadCases(context);
     runRollbackCases(context);
     runSeedCases(context);

@@ -1,8 +1,13 @@
 import type pg from 'pg';
+import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { upgradeAddressIndex } from './address-migration.js';
+import { encodeHex } from './codec.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
+
+/** The rows of `balances_negative` (migration 0010), repeated by the query that reads it. */
+export const NEGATIVE_BALANCE = `amount < 0 AND holder <> '${encodeHex(ZERO_ADDRESS)}'::bytea`;
 
 /** One schema step. Steps are applied in order and never edited once released: add a new one. */
 export interface Migration {
@@ -224,6 +229,17 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN not_exact_sampled integer,
         ADD COLUMN not_exact_differing integer;
       CREATE INDEX tokens_not_exact ON tokens (chain) WHERE not_exact_block IS NOT NULL;
+    `,
+  },
+  {
+    // Negative stored balances (issue #18; `HistoryScans.negativeBalances`): `balanceOf` is never
+    // negative, so a negative stored balance is a credit the index missed. The zero address is
+    // left out (its balance is minus every mint). The index holds only those rows: a write costs
+    // it something only where a balance goes or stays negative. Built by one scan of `balances`.
+    name: '0010_negative_balances',
+    sql: `
+      CREATE INDEX balances_negative ON balances (token_id, holder)
+        WHERE ${NEGATIVE_BALANCE};
     `,
   },
 ];

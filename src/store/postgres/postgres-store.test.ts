@@ -164,7 +164,7 @@ if (unreachable !== null) {
         await store.close();
         const applied = await querySql<{ version: number }>(url, `SELECT version FROM ${MIGRATIONS_TABLE}`);
         assert.deepEqual(
-          applied.map((r) => r.version).sort(),
+          applied.map((r) => r.version).sort((a, b) => a - b),
           MIGRATIONS.map((_, i) => i + 1),
         );
       } finally {

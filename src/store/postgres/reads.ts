@@ -230,6 +230,15 @@ export function createScans(pool: pg.Pool): HistoryScans {
       return result.rows.map((row) => ({ holder: decodeHex(row.holder), amount: decodeAmount(row.amount) }));
     },
 
+    async negativeBalances(chain, token, limit) {
+      const result = await run<{ holder: string; amount: string }>(pool, 'negativeBalances', [
+        chain,
+        encodeHex(token),
+        limit,
+      ]);
+      return result.rows.map((row) => ({ holder: decodeHex(row.holder), amount: decodeAmount(row.amount) }));
+    },
+
     async scanHoldings(chain, token, afterHolder, limit) {
       const result = await run<{ holder: string; amount: string; transfer_count: number }>(
         pool,

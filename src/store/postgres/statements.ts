@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { HOLDER_PREDICATE } from './address-migration.js';
+import { NEGATIVE_BALANCE } from './migrations.js';
 import { NEO_SQL } from './neo-tables.js';
 
 const TOKEN_COLUMNS =
@@ -267,6 +268,10 @@ export const SQL = {
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)
       AND ($3::bytea IS NULL OR holder > $3::bytea) AND amount <> 0
     ORDER BY holder LIMIT $4`,
+  negativeBalances: `
+    SELECT holder, amount FROM balances
+    WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${NEGATIVE_BALANCE}
+    ORDER BY holder LIMIT $3`,
   scanHoldings: `
     SELECT holder, amount, transfer_count FROM balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2)

@@ -38,7 +38,7 @@ export function createWriter(
   pool: pg.Pool,
   { transaction, lockChain }: WriteTransactions,
   reader: StoreReader,
-  scans: Pick<HistoryScans, 'scanBalances'>,
+  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neo: NeoReader,
   fence?: WriteFence,
 ): StoreWriter {
@@ -137,6 +137,10 @@ export function createWriter(
     getToken: reader.getToken,
     listHolders: reader.listHolders,
     scanBalances: scans.scanBalances,
+    negativeBalances: scans.negativeBalances,
+    getBalance: reader.getBalance,
+    scanHoldings: scans.scanHoldings,
+    scanBalanceChanges: scans.scanBalanceChanges,
     getNeoToken: neo.getNeoToken,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Migration 0010_bulk_load on SQLite: a version-9 store with data is upgraded in place on open
+ * Migration 0011_bulk_load on SQLite: a version-10 store with data is upgraded in place on open
  * (its chains without a waiting load), and a bulk load of another chain then works on it.
  */
 import assert from 'node:assert/strict';
@@ -17,9 +17,9 @@ import { previousVersionStore } from './testing/previous-version.js';
 const dir = mkdtempSync(join(tmpdir(), 'tokenquery-bulk-migration-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('a version-9 SQLite store gains the bulk load table in place, and a bulk load works after it', async () => {
+test('a version-10 SQLite store gains the bulk load table in place, and a bulk load works after it', async () => {
   const builtPath = join(dir, 'built.sqlite');
-  const path = join(dir, 'v9.sqlite');
+  const path = join(dir, 'v10.sqlite');
   const token = tokenAddress(1);
   const store = await openSqliteStore({ path: builtPath, logger: silentLogger() });
   await store.writer.applyBatch(
@@ -27,8 +27,8 @@ test('a version-9 SQLite store gains the bulk load table in place, and a bulk lo
   );
   await store.close();
 
-  const version = MIGRATIONS.findIndex((m) => m.name === '0010_bulk_load');
-  assert.equal(version, 9);
+  const version = MIGRATIONS.findIndex((m) => m.name === '0011_bulk_load');
+  assert.equal(version, 10);
   previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
 
   const upgraded = await openSqliteStore({ path, logger: silentLogger() });

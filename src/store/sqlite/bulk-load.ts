@@ -236,7 +236,11 @@ export function createBulkLoad(
   const clear = db.prepare('DELETE FROM bulk_transfers');
   const done = db.prepare('UPDATE chains SET bulk_block = NULL, balances_block = NULL WHERE chain = ?');
   const writeEntries = indexedWrite(db, 'address_transfers', ['address_transfers_all']);
-  const writeBalances = indexedWrite(db, 'balances', ['balances_by_rank', 'balances_by_holder']);
+  const writeBalances = indexedWrite(db, 'balances', [
+    'balances_by_rank',
+    'balances_by_holder',
+    'balances_negative',
+  ]);
 
   function build(chain: string, stored: ChainRow | undefined): boolean {
     if (stored?.bulk_block == null) return false;

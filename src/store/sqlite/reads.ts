@@ -249,6 +249,11 @@ export function createScans(sql: Statements): Omit<HistoryScans, 'scanBalanceCha
       return rows.map(([holder, amount]) => ({ holder, amount: decodeAmount(amount) }));
     },
 
+    async negativeBalances(chain, token, limit) {
+      const rows = sql.negativeBalances.all(chain, encodeHex(token), limit);
+      return rows.map(([holder, amount]) => ({ holder, amount: decodeAmount(amount) }));
+    },
+
     async scanHoldings(chain, token, afterHolder, limit) {
       const rows = sql.scanHoldings.all(
         chain,

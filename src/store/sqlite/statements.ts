@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import type { ApiKeyRow } from '../api-key-limits.js';
 import type { ChainRow, SqlValue, TokenListRow, TokenReadRow } from './codec.js';
 import { UNHEX_OR_VALUE } from './codec.js';
+import { NEGATIVE_BALANCE } from './migrations.js';
 import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
 
 /**
@@ -255,6 +256,14 @@ export function prepareStatements(db: Database.Database) {
       .raw(),
     // Rows stay at a zero balance while transfers name the holder: `scanBalances` skips them.
     scanBalances: scanHolderAmounts(db, 'balances', ' AND amount <> 0'),
+    // INDEXED BY: on a store without statistics the planner would walk the token's whole key
+    // range instead of the few rows of the partial index (and an unusable index is an error).
+    negativeBalances: db
+      .prepare<[string, SqlValue, number], [string, SqlValue]>(`
+        SELECT ${hexText('holder')}, ${amountText('amount')} FROM balances INDEXED BY balances_negative
+        WHERE token_id = (SELECT id FROM tokens WHERE chain = ? AND address = ?) AND ${NEGATIVE_BALANCE}
+        ORDER BY holder LIMIT +?`)
+      .raw(),
     scanHoldings: scanHolderAmounts<[number]>(db, 'balances', '', ', transfer_count'),
     scanSeeds: scanHolderAmounts(db, 'seed_balances'),
     listTransfers: db

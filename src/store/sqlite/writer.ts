@@ -29,8 +29,8 @@ export interface SqliteWriter extends StoreWriter {
 /** Builds the writer part over one connection; `reader` and `neoReader` answer its reads. */
 export function createWriter(
   context: BatchContext,
-  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders'>,
-  scans: Pick<HistoryScans, 'scanBalances'>,
+  reader: Pick<StoreReader, 'getChainStatus' | 'getToken' | 'listHolders' | 'getBalance'>,
+  scans: Pick<HistoryScans, 'scanBalances' | 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neoReader: Pick<NeoReader, 'getNeoToken'>,
 ): SqliteWriter {
   const { db, sql, bulk, balances, neo } = context;
@@ -162,6 +162,10 @@ export function createWriter(
     getToken: reader.getToken,
     listHolders: reader.listHolders,
     scanBalances: scans.scanBalances,
+    negativeBalances: scans.negativeBalances,
+    getBalance: reader.getBalance,
+    scanHoldings: scans.scanHoldings,
+    scanBalanceChanges: scans.scanBalanceChanges,
     getNeoToken: neoReader.getNeoToken,
   };
 }

@@ -1,4 +1,4 @@
-// The part of autocannon 8's programmatic API the benchmarks use (the package ships no types and
+// The part of autocannon 8's programmatic API the load chaos test uses (the package ships no types and
 // @types/autocannon is not a dependency).
 declare module 'autocannon' {
   namespace autocannon {
