@@ -129,6 +129,8 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
   // The store's own info lines (migrations) would come before a one-line input error; keep them out.
   const storeLogger = logger.isLevelEnabled('info') ? logger.child({}, { level: 'warn' }) : logger;
   const store = await openStore({ location: config.db, logger: storeLogger, writerThread: true });
+  // Opened: what the store logs now (a bulk load's progress) is the import's own.
+  storeLogger.level = logger.level;
   // First Ctrl-C: stop after the batch being committed (the next run resumes); second: now.
   const stop = () => {
     if (controller.signal.aborted) process.exit(130);

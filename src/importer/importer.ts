@@ -8,7 +8,8 @@
  * `sorted: true` that step is skipped and the order is verified instead. Writing: rows come back
  * in chain order and are committed in batches of whole blocks, each batch with its checkpoint in
  * one transaction (the store's `applyBatch`), so an interrupted import resumes by running it again:
- * rows at or below the checkpoint are skipped. Block times, transaction positions and token
+ * rows at or below the checkpoint are skipped (into a chain without transfers the SQLite store takes
+ * the batches as a bulk load: see `schedule`). Block times, transaction positions and token
  * metadata the export lacks are read from the node, for the next batches while one commits.
  */
 import { statSync } from 'node:fs';
@@ -53,6 +54,12 @@ export interface ImportOptions {
   concurrency?: number;
   /** Progress bar on stderr instead of log lines. Default: stderr is a TTY. */
   tty?: boolean;
+  /**
+   * Let the store take the batches as a bulk load (`IndexBatch.bulkLoad`: appended as they come,
+   * everything else built after the load, sorted). Default true; false applies every batch row by
+   * row, as the indexer does (the tests compare the two).
+   */
+  bulkLoad?: boolean;
   /**
    * The exactness check run on the supplies read at the end (the indexer's, given by the CLI;
    * needs `node`): the marks to record. An export holds `Transfer` rows only, so a token whose
@@ -102,6 +109,7 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   const finalityDepth = options.finalityDepth ?? 64;
   const batchTransfers = options.batchTransfers ?? 20_000;
   const concurrency = Math.max(1, options.concurrency ?? 2);
+  const bulkLoad = options.bulkLoad !== false;
   const names = options.inputs.map(displayName);
   const where = (file: number, line: number) => `${names[file] ?? '?'}:${line}`;
   const rpcHint = `give --rpc ${chain}=<url>`;
@@ -172,10 +180,11 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
 
   /**
    * Starts preparing a batch and queues its commit after the previous one; waits while too many are
-   * queued. Every batch but the `last` lets the store defer its balance rows and address entries
-   * (`IndexBatch.deferBalances`): the SQLite store then writes them many batches at once, sorted by
-   * key, instead of each batch's into trees that grow all over; an interrupted import leaves them to
-   * the store's close, or after a crash to the replay of the stored transfers above `balancesBlock`.
+   * queued. Every batch but the `last` is a bulk load's (`IndexBatch.bulkLoad`): into a chain without
+   * transfers the SQLite store appends it as it comes and builds everything else, sorted, with the
+   * last batch (store/sqlite/bulk-load.ts); otherwise the store defers its balance rows and address
+   * entries (`deferBalances`) and writes them many batches at once. Interrupted, the next run goes
+   * on from the checkpoint.
    */
   async function schedule(rows: ImportRow[], from: number, to: number, last: boolean): Promise<void> {
     const rowCount = rows.length;
@@ -187,7 +196,11 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
     scheduledAny = true;
     const commit = commitChain.then(async () => {
       const p = await prepared;
-      await store.writer.applyBatch({ ...p.batch, continues, ...(last ? {} : { deferBalances: true }) });
+      await store.writer.applyBatch({
+        ...p.batch,
+        continues,
+        ...(last ? {} : { deferBalances: true, bulkLoad }),
+      });
       summary.imported += p.batch.transfers.length;
       summary.nonFungibleRows += p.rows;
       for (const token of p.batch.tokens) {

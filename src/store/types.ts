@@ -135,6 +135,16 @@ export interface IndexBatch {
    * stored transfers above that block before its next write. A store is free to ignore it.
    */
   deferBalances?: boolean;
+  /**
+   * A batch of a bulk load (`tokenquery import`) with more to follow: implies `deferBalances`, and
+   * lets a store that holds no transfers of the chain yet keep the transfers aside in the order
+   * they come and build everything else (the transfers in key order, balances, holder counts,
+   * address entries and indexes) after the load, sorted, with the first batch that comes without
+   * the flag. Until then the chain's checkpoint moves on while its transfers, balances and address
+   * views stay as of `ChainStatus.balancesBlock`; an interrupted load resumes from the checkpoint.
+   * A store is free to ignore it (PostgreSQL does: it writes such a batch like any other).
+   */
+  bulkLoad?: boolean;
 }
 
 /**

@@ -37,6 +37,7 @@ import { runApiKeyCases } from './api-keys.js';
 import { runBalanceChangeCases } from './balance-changes.js';
 import { runBalanceSumCases } from './balance-sums.js';
 import { runBatchCases } from './batches.js';
+import { runBulkLoadCases } from './bulk-load.js';
 import { runChainStatusCases } from './chain-status.js';
 import { runCheckpointBatchCases } from './checkpoint-batches.js';
 import type { ContractContext, StoreUnderTest } from './fixtures.js';
@@ -94,6 +95,7 @@ export function runStoreContractSuite(
     runBalanceChangeCases(context);
     runBalanceSumCases(context);
     runNotExactCases(context);
+    runBulkLoadCases(context);
     if (options.neo !== false) {
       runNeoCases(context);
       runNeoAddressCases(context);

@@ -6,6 +6,7 @@
  * the writer thread receives it, in columns (`applyWireBatch`, apply-wire.ts).
  */
 import type Database from 'better-sqlite3';
+import type { Logger } from '../../internal/logger.js';
 import {
   admitNewToken,
   checkBatchStart,
@@ -19,7 +20,8 @@ import type { IndexBatch, SeedBalance, TransferRecord } from '../types.js';
 import type { AddressEntries } from './address-transfers.js';
 import type { BalanceChangeTable } from './balance-changes.js';
 import type { Balances, BatchBalances } from './balances.js';
-import { distinctList } from './batch-wire.js';
+import { batchToWire, distinctList } from './batch-wire.js';
+import { type BulkLoad, createBulkLoad } from './bulk-load.js';
 import { type ChainRow, encodeHex, pushAmountParams, pushHexParams } from './codec.js';
 import type { HexRows } from './hex-rows.js';
 import { ROWS_PER_STATEMENT } from './multi-row.js';
@@ -37,12 +39,19 @@ export interface BatchContext {
   addresses: AddressEntries;
   /** Balance changes without a transfer (`IndexBatch.balanceChanges`). */
   changes: BalanceChangeTable;
+  /** For the progress of long writes (a bulk load's build). */
+  logger: Logger;
 }
 
 /** The steps a batch's transaction is made of, shared by the object path and the columnar one. */
 export interface BatchSteps {
-  /** Opens a batch's write: the stored chain row, read under the write lock, checked against the batch. */
+  /**
+   * Opens a batch's write: the stored chain row, read under the write lock, checked against the
+   * batch. A waiting bulk load the batch does not go on with is built first.
+   */
   beginBatch(batch: Omit<IndexBatch, 'transfers'>): ChainRow | undefined;
+  /** The bulk load (bulk-load.ts): a batch it `accepts` is appended instead of applied. */
+  bulkLoad: BulkLoad;
   /**
    * The id of each token of `work`, in its order; a token met for the first time is inserted
    * from the batch's metadata, and its supply is marked to be read.
@@ -106,16 +115,25 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
     }
   }
 
-  return {
+  const steps: BatchSteps = {
     beginBatch(batch) {
       hexRows.discardBufferedRows();
       addresses.discard();
       balances.validateBalanceCache();
       // Read inside the write transaction, so the check and the write cannot interleave with another writer.
-      const stored = sql.getChain.get(batch.chain);
+      let stored = sql.getChain.get(batch.chain);
       checkBatchStart(batch, stored?.indexed_block);
+      if (stored?.bulk_block != null) {
+        if (bulkLoad.accepts(batch, stored)) return stored;
+        bulkLoad.build(batch.chain, stored);
+        stored = sql.getChain.get(batch.chain);
+      }
       balances.recoverBalances(batch.chain, stored);
       return stored;
+    },
+
+    get bulkLoad() {
+      return bulkLoad;
     },
 
     tokenIds(batch, work) {
@@ -220,6 +238,8 @@ export function createBatchSteps(context: BatchContext): BatchSteps {
       };
     },
   };
+  const bulkLoad = createBulkLoad(context, steps);
+  return steps;
 }
 
 /**
@@ -254,9 +274,10 @@ function writeAddressEntries(
 export function createApplyBatchTx(context: BatchContext, steps: BatchSteps) {
   const { db, bulk, hexRows, addresses, changes } = context;
   const { insertIfHex, flushHexRows } = hexRows;
-  const { beginBatch, tokenIds, blockJournal, finishBatch } = steps;
+  const { beginBatch, tokenIds, blockJournal, finishBatch, bulkLoad } = steps;
   return db.transaction((batch: IndexBatch): BatchBalances => {
     const stored = beginBatch(batch);
+    if (bulkLoad.accepts(batch, stored)) return bulkLoad.append(batchToWire(batch), stored);
     const work = planBatch(batch);
     const { ids, newTokens } = tokenIds(batch, work);
     const journal = blockJournal(batch);

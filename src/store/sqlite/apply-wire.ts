@@ -17,9 +17,10 @@ import { allHashesLowerHex, isLowerHex } from './codec.js';
 export function createApplyWireTx(context: BatchContext, steps: BatchSteps) {
   const { db, bulk, hexRows, addresses: addressEntries, changes } = context;
   const { bytesOfAddress, insertHexRow, flushHexRows } = hexRows;
-  const { beginBatch, tokenIds, blockJournal, finishBatch } = steps;
+  const { beginBatch, tokenIds, blockJournal, finishBatch, bulkLoad } = steps;
   return db.transaction((wire: WireBatch): BatchBalances => {
     const stored = beginBatch(wire);
+    if (bulkLoad.accepts(wire, stored)) return bulkLoad.append(wire, stored);
     const plan = planWire(wire);
     const { work, hashStarts } = plan;
     const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = wire.transferColumns;

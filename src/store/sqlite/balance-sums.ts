@@ -43,26 +43,52 @@ export function createBalanceSumRead(db: Database.Database): (chain: string, tok
   };
 }
 
-/** The sum of token `id`'s stored balances without the zero address's, read from the balances table. */
-function summedRows(
-  integers: Database.Statement<[number, Buffer | string], SqlValue>,
-  others: Database.Statement<[number, Buffer | string], SqlValue>,
-  all: Database.Statement<[number, Buffer | string], SqlValue>,
-  id: number,
-  zero: Buffer | string,
-): bigint {
-  let sum = 0n;
-  try {
-    // Amounts within 2^53 are INTEGERs: SQLite sums them in C, and raises an error rather than
-    // lose precision when the total leaves 64 bits (then JavaScript sums every row).
-    const small = integers.get(id, zero);
-    sum = small === null || small === undefined ? 0n : decodeAmount(small);
-  } catch {
-    for (const amount of all.iterate(id, zero)) sum += decodeAmount(amount);
+/**
+ * The sum of a token's stored balances without the zero address's, read from the balances table
+ * (the migration's fill, and a bulk load's build, whose balances no batch added to the sums).
+ */
+function createSummedRows(db: Database.Database): (id: number) => bigint {
+  const where = 'token_id = ? AND holder <> ?';
+  const integers = db
+    .prepare<[number, Buffer | string], SqlValue>(
+      `SELECT sum(amount) FROM balances WHERE ${where} AND typeof(amount) = 'integer'`,
+    )
+    .pluck()
+    // A sum past 2^53 (and within 64 bits) comes back as a BigInt, not a rounded double.
+    .safeIntegers();
+  const others = db
+    .prepare<[number, Buffer | string], SqlValue>(
+      `SELECT amount FROM balances WHERE ${where} AND typeof(amount) <> 'integer'`,
+    )
+    .pluck();
+  const all = db
+    .prepare<[number, Buffer | string], SqlValue>(`SELECT amount FROM balances WHERE ${where}`)
+    .pluck();
+  const zero = encodeHex(ZERO_ADDRESS);
+  return (id) => {
+    let sum = 0n;
+    try {
+      // Amounts within 2^53 are INTEGERs: SQLite sums them in C, and raises an error rather than
+      // lose precision when the total leaves 64 bits (then JavaScript sums every row).
+      const small = integers.get(id, zero);
+      sum = small === null || small === undefined ? 0n : decodeAmount(small);
+    } catch {
+      for (const amount of all.iterate(id, zero)) sum += decodeAmount(amount);
+      return sum;
+    }
+    for (const amount of others.iterate(id, zero)) sum += decodeAmount(amount);
     return sum;
-  }
-  for (const amount of others.iterate(id, zero)) sum += decodeAmount(amount);
-  return sum;
+  };
+}
+
+/** Sets the running sum of every token of `chain` from its stored balances (a bulk load's build). */
+export function createChainSumRefill(db: Database.Database): (chain: string) => void {
+  const summed = createSummedRows(db);
+  const tokens = db.prepare<[string], number>('SELECT id FROM tokens WHERE chain = ?').pluck();
+  const write = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
+  return (chain) => {
+    for (const id of tokens.all(chain)) write.run(encodeAmount(summed(id)), id);
+  };
 }
 
 /**
@@ -80,26 +106,12 @@ export function fillBalanceSums(db: Database.Database, logger: Logger): void {
     { migration: '0011_balance_sums', tokens: tokens.length },
     `upgrading the database: summing the stored balances of ${tokens.length} tokens (once; the store is locked meanwhile)`,
   );
-  const where = 'token_id = ? AND holder <> ?';
-  const integers = db
-    .prepare<[number, Buffer | string], SqlValue>(
-      `SELECT sum(amount) FROM balances WHERE ${where} AND typeof(amount) = 'integer'`,
-    )
-    .pluck();
-  const others = db
-    .prepare<[number, Buffer | string], SqlValue>(
-      `SELECT amount FROM balances WHERE ${where} AND typeof(amount) <> 'integer'`,
-    )
-    .pluck();
-  const all = db
-    .prepare<[number, Buffer | string], SqlValue>(`SELECT amount FROM balances WHERE ${where}`)
-    .pluck();
+  const summed = createSummedRows(db);
   const write = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
-  const zero = encodeHex(ZERO_ADDRESS);
   const report = migrationProgress(logger, '0011_balance_sums', 'balance sums', total);
   let done = 0;
   for (const { id, holder_count } of tokens) {
-    const sum = summedRows(integers, others, all, id, zero);
+    const sum = summed(id);
     if (sum !== 0n) write.run(encodeAmount(sum), id);
     done += holder_count + 1;
     report(done);

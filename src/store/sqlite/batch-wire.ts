@@ -187,9 +187,10 @@ export interface WirePlan {
  * grouping by token, first blocks, supply marks and net balance changes (balance changes without
  * a transfer included), with the changes summed
  * by address position instead of by address (a `Map` keyed by small integers), and no object per
- * transfer. `sqlite-store.test.ts` holds both to the same stored result.
+ * transfer. `sqlite-store.test.ts` holds both to the same stored result. `rowsOnly` leaves the
+ * deltas and counts empty: a bulk load's batch (bulk-load.ts) builds them after the load.
  */
-export function planWire(wire: WireBatch): WirePlan {
+export function planWire(wire: WireBatch, rowsOnly = false): WirePlan {
   if (wire.neo !== undefined)
     throw new TokenqueryError('planWire: a batch with a NEO part is planned by planBatch');
   const columns = wire.transferColumns;
@@ -201,7 +202,8 @@ export function planWire(wire: WireBatch): WirePlan {
     checkInBatch(wire, highest, 'transfer');
   }
   const work = groupByToken(columns);
-  sumChanges(columns, work);
+  // A bulk load's batch leaves balances and counts to the build after the load (bulk-load.ts).
+  if (!rowsOnly) sumChanges(columns, work);
   // Rare, and few: as objects, after the transfers' sums (which set each holder's delta).
   if (wire.balanceChanges !== undefined) {
     addBalanceChanges(wire, wire.balanceChanges, work, (token) => ({ ...token, rows: [] }));

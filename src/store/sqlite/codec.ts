@@ -161,6 +161,8 @@ export interface ChainRow {
   seed_block: number | null;
   holders_partial: number;
   balances_block: number | null;
+  /** Set while a bulk load of the chain waits in `bulk_transfers` (migration 0011; bulk-load.ts). */
+  bulk_block: number | null;
 }
 
 export function toChainStatus(row: ChainRow): ChainStatus {

@@ -35,7 +35,7 @@ export interface Migration {
  *   supply read at an older block cannot clear a newer mark.
  */
 /** SQL of `balances.rank` from `amount` and `holder`, as `rankKey` (codec.ts) computes it. */
-const RANK_OF_AMOUNT = `CASE
+export const RANK_OF_AMOUNT = `CASE
   WHEN holder IN (x'0000000000000000000000000000000000000000', '') THEN NULL
   WHEN typeof(amount) = 'integer' THEN CASE WHEN amount > 0 THEN amount END
   WHEN typeof(amount) = 'blob' THEN unhex(printf('%02x', length(amount)) || hex(amount))
@@ -314,6 +314,29 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE tokens ADD COLUMN balance_sum BLOB NOT NULL DEFAULT 0;
     `,
     fill: fillBalanceSums,
+  },
+  {
+    // A bulk load (issue #17; `IndexBatch.bulkLoad`, bulk-load.ts): the transfers of a chain that
+    // had none are appended here in the order they come (a rowid table without an index, so each
+    // batch writes a few pages at the end of the file), then sorted into `transfers`, `balances`,
+    // `addresses` and `address_transfers` at once. `chains.bulk_block` is set while some are
+    // waiting here: the other tables hold the chain up to that block. Both start empty: nothing
+    // to fill, however large the store.
+    name: '0012_bulk_load',
+    sql: `
+      CREATE TABLE bulk_transfers (
+        token_id INTEGER NOT NULL,
+        block_number INTEGER NOT NULL,
+        log_index INTEGER NOT NULL,
+        tx_index INTEGER NOT NULL,
+        tx_hash BLOB NOT NULL,
+        from_addr BLOB NOT NULL,
+        to_addr BLOB NOT NULL,
+        value BLOB NOT NULL,
+        time INTEGER NOT NULL
+      );
+      ALTER TABLE chains ADD COLUMN bulk_block INTEGER;
+    `,
   },
 ];
 

@@ -7,18 +7,24 @@ import { checkRollback } from '../batch-plan.js';
 import { journalCovers, rollBackToken, rollbackResult } from '../rollback-plan.js';
 import type { RollbackResult, StoreWriter } from '../types.js';
 import type { BatchContext } from './apply-batch.js';
+import type { BulkLoad } from './bulk-load.js';
 import { decodeHex, decodeTransferRow, encodeHex } from './codec.js';
 
 /** The writer's `rollback`. */
-export function createRollback(context: Omit<BatchContext, 'bulk'>): StoreWriter['rollback'] {
+export function createRollback(
+  context: Omit<BatchContext, 'bulk'>,
+  bulkLoad: Pick<BulkLoad, 'build'>,
+): StoreWriter['rollback'] {
   const { db, sql, hexRows, balances, neo, addresses, changes } = context;
   const rollbackTx = db.transaction(
     (chain: string, toBlock: number, toBlockHash: string | null): RollbackResult => {
       hexRows.discardBufferedRows();
       addresses.discard();
       balances.validateBalanceCache();
-      const current = sql.getChain.get(chain);
+      let current = sql.getChain.get(chain);
       checkRollback(chain, current?.indexed_block, toBlock, false);
+      // A waiting bulk load is built first: the rollback works on the tables it fills.
+      if (bulkLoad.build(chain, current)) current = sql.getChain.get(chain)!;
       // The rollback takes the removed transfers off the balances table: make it whole first.
       // (`rollback` drops `unwritten` and the cache afterwards, written or not.)
       balances.recoverBalances(chain, current);

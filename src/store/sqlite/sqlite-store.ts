@@ -89,7 +89,11 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma('wal_autocheckpoint = 16384');
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     migrate(db, logger);
-    const store = createSqliteStore(db, options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE);
+    const store = createSqliteStore(
+      db,
+      options.balanceCacheSize ?? DEFAULT_BALANCE_CACHE_SIZE,
+      options.logger,
+    );
     if (created) options.onCreate?.();
     return store;
   } catch (error) {
@@ -154,7 +158,7 @@ function warnIfReadable(path: string, logger: Logger): void {
 }
 
 /** Builds the store's parts over an open, migrated connection. */
-function createSqliteStore(db: Database.Database, balanceCacheSize: number): SqliteStore {
+function createSqliteStore(db: Database.Database, balanceCacheSize: number, logger: Logger): SqliteStore {
   const sql = prepareStatements(db);
   const bulk = prepareBulkStatements(db);
   const hexRows = createHexRows(prepareHexStatements(db));
@@ -176,7 +180,7 @@ function createSqliteStore(db: Database.Database, balanceCacheSize: number): Sql
   const neo = createNeoReader(neoTables);
   const scans = { ...createScans(sql), scanBalanceChanges: changes.scan };
   const writer = createWriter(
-    { db, sql, bulk, hexRows, balances, neo: neoTables, addresses, changes },
+    { db, sql, bulk, hexRows, balances, neo: neoTables, addresses, changes, logger },
     reader,
     scans,
     neo,

@@ -3,19 +3,35 @@
  * the store's write methods in the order they arrive, one at a time.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { pino } from 'pino';
 import { TokenqueryError } from '../../internal/errors.js';
-import { silentLogger } from '../../internal/logger.js';
 import type { WireBatch } from './batch-wire.js';
 import { openSqliteStore } from './sqlite-store.js';
-import type { SerializedError, WriterData, WriterRequest, WriterResponse } from './writer-thread.js';
+import type {
+  SerializedError,
+  WriterData,
+  WriterLog,
+  WriterRequest,
+  WriterResponse,
+} from './writer-thread.js';
 
 const port = parentPort;
 if (port === null) throw new Error('writer-entry.js runs only as a worker thread');
 const data = workerData as WriterData;
-// The opening thread has migrated the file already; this connection logs nothing of its own.
+// The opening thread has migrated the file already. What this connection logs (a bulk load's
+// progress) goes to that thread's logger, as `{ log }` messages at info level and above, which
+// that logger drops or keeps at its level of the moment.
+const forward = pino(
+  {
+    level: 'info',
+    base: undefined,
+    formatters: { level: (label) => ({ level: label }) },
+  },
+  { write: (line: string) => port.postMessage({ log: line } satisfies WriterLog) },
+);
 const store = await openSqliteStore({
   path: data.path,
-  logger: silentLogger(),
+  logger: forward,
   ...(data.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: data.busyTimeoutMs }),
 });
 

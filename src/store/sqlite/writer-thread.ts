@@ -11,6 +11,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { TokenqueryError } from '../../internal/errors.js';
+import type { Logger } from '../../internal/logger.js';
 import type { Store, StoreWriter } from '../types.js';
 import { batchToWire } from './batch-wire.js';
 import { openSqliteStore, type SqliteStoreOptions } from './sqlite-store.js';
@@ -46,6 +47,11 @@ export interface SerializedError {
   details?: string;
 }
 
+/** A line the writer thread's connection logged (pino JSON), for the opening thread's logger. */
+export interface WriterLog {
+  log: string;
+}
+
 /** Data of the writer thread at start-up. */
 export interface WriterData {
   path: string;
@@ -73,7 +79,11 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     for (const { reject } of pending.values()) reject(error);
     pending.clear();
   };
-  worker.on('message', (response: WriterResponse) => {
+  worker.on('message', (response: WriterResponse | WriterLog) => {
+    if ('log' in response) {
+      relog(options.logger, response.log);
+      return;
+    }
     const call = pending.get(response.id);
     if (call === undefined) return;
     pending.delete(response.id);
@@ -134,6 +144,21 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
   };
   return store;
 }
+
+/** Logs a line of the writer thread's logger again with `logger`, at its level. */
+function relog(logger: Logger, line: string): void {
+  try {
+    const { level, msg, time: _time, ...fields } = JSON.parse(line) as Record<string, unknown>;
+    const method =
+      typeof level === 'string' && (LEVELS as readonly string[]).includes(level)
+        ? (level as (typeof LEVELS)[number])
+        : 'info';
+    logger[method](fields, typeof msg === 'string' ? msg : '');
+  } catch {
+    logger.info(line);
+  }
+}
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
 /** Rebuilds an error sent by the writer thread, keeping the classes callers test for. */
 function rebuildError(error: SerializedError): Error {

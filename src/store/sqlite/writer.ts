@@ -94,7 +94,7 @@ export function createWriter(
       }));
     },
 
-    rollback: createRollback(context),
+    rollback: createRollback(context, steps.bulkLoad),
 
     tokensNeedingSupply(chain, staleBefore, limit) {
       return dirtyThenStale(

@@ -1,0 +1,58 @@
+/**
+ * Migration 0012_bulk_load on SQLite: a version-11 store with data is upgraded in place on open
+ * (its chains without a waiting load), and a bulk load of another chain then works on it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { silentLogger } from '../../internal/logger.js';
+import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
+import { MIGRATIONS } from './migrations.js';
+import { openSqliteStore } from './sqlite-store.js';
+import { previousVersionStore } from './testing/previous-version.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tokenquery-bulk-migration-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('a version-11 SQLite store gains the bulk load table in place, and a bulk load works after it', async () => {
+  const builtPath = join(dir, 'built.sqlite');
+  const path = join(dir, 'v10.sqlite');
+  const token = tokenAddress(1);
+  const store = await openSqliteStore({ path: builtPath, logger: silentLogger() });
+  await store.writer.applyBatch(
+    batch({ from: 1, to: 1, transfers: moves(token, 1, [[holder(1), holder(2), 5n]]) }),
+  );
+  await store.close();
+
+  const version = MIGRATIONS.findIndex((m) => m.name === '0012_bulk_load');
+  assert.equal(version, 11);
+  previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
+
+  const upgraded = await openSqliteStore({ path, logger: silentLogger() });
+  try {
+    assert.equal(await upgraded.reader.getBalance('eth', token, holder(2)), 5n);
+    // A bulk load of a new chain: two batches appended, the third builds them.
+    const bsc = (from: number, bulkLoad: boolean) => ({
+      ...batch({ from, to: from, transfers: moves(token, from, [[holder(3), holder(4), 7n]]), chain: 'bsc' }),
+      continues: from === 1 ? null : from - 1,
+      ...(bulkLoad ? { bulkLoad, deferBalances: true } : {}),
+    });
+    await upgraded.writer.applyBatch(bsc(1, true));
+    await upgraded.writer.applyBatch(bsc(2, true));
+    assert.equal(await upgraded.reader.getBalance('bsc', token, holder(4)), 0n);
+    await upgraded.writer.applyBatch(bsc(3, false));
+    assert.equal(await upgraded.reader.getBalance('bsc', token, holder(4)), 21n);
+    assert.equal(await upgraded.reader.getBalance('bsc', token, holder(3)), -21n);
+    assert.equal((await upgraded.reader.getToken('bsc', token))?.transferCount, 3);
+    assert.equal(await upgraded.reader.getBalance('eth', token, holder(2)), 5n);
+  } finally {
+    await upgraded.close();
+  }
+  const check = new Database(path, { readonly: true });
+  assert.equal(check.pragma('user_version', { simple: true }), MIGRATIONS.length);
+  assert.equal(check.prepare('SELECT count(*) FROM bulk_transfers').pluck().get(), 0);
+  check.close();
+});

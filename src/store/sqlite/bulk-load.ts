@@ -1,0 +1,405 @@
+/**
+ * A bulk load (`IndexBatch.bulkLoad`, issue #17): the import of a chain the store holds no
+ * transfers of, at the pace the file can take rather than row by row.
+ *
+ * Row by row, each batch inserts its transfers at as many places of the `transfers` B-tree as it
+ * names tokens (the key is token first), reads and rewrites each holder's balance, and inserts two
+ * address entries at scattered places: on a chain-shaped export nearly every page a batch touches
+ * is a different one, and the cost grows with the store. Here a batch only appends its rows, as
+ * they come, to `bulk_transfers` (a rowid table without an index: a few pages at the end of the
+ * file), with its checkpoint, token rows, counts and block refs as any batch. The first batch
+ * without the flag (or a rollback) then builds the rest in its own transaction, each table by
+ * one `INSERT … SELECT … ORDER BY` in its key order, which SQLite's sorter makes with bounded
+ * memory (spilling to temporary files), and the secondary indexes by `CREATE INDEX` afterwards.
+ * Balances are summed exactly by an aggregate function (BigInt past 2^53).
+ *
+ * Interrupted: the appended batches are committed with their checkpoints, so the next run goes on
+ * from the checkpoint; the build is one transaction, so a crash in it leaves the appended rows to
+ * build again. Meanwhile the chain's `balances_block` (status `balancesBlock`) is the block before
+ * the load: its transfers, balances and address views are not readable until the build.
+ */
+import type Database from 'better-sqlite3';
+import type { Logger } from '../../internal/logger.js';
+import { encodeRecentTransfers } from '../chain-activity.js';
+import type { IndexBatch } from '../types.js';
+import type { BatchContext, BatchSteps } from './apply-batch.js';
+import { createChainSumRefill } from './balance-sums.js';
+import type { BatchBalances } from './balances.js';
+import { planWire, type WireBatch } from './batch-wire.js';
+import { indexedWrite } from './bulk-indexes.js';
+import {
+  allHashesLowerHex,
+  amountHexDigits,
+  type ChainRow,
+  decodeAmount,
+  encodeAmount,
+  encodeHex,
+  isLowerHex,
+  pushAmountParams,
+  pushHexParams,
+  type SqlValue,
+  UNHEX_OR_VALUE,
+} from './codec.js';
+import { RANK_OF_AMOUNT } from './migrations.js';
+import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
+
+/**
+ * Page cache during the build (KiB), restored after it; SQLite's sorter keeps as much again in
+ * memory before it spills a sorted run to a temporary file.
+ */
+const BUILD_CACHE_KIB = 128 * 1024;
+
+/** A tick of the build's progress every 1,024 rows of the load (by rowid: no JS call for the others). */
+const TICK_EVERY = 1024;
+const TICK = `((rowid & ${TICK_EVERY - 1}) <> 0 OR tq_tick())`;
+
+export interface BulkLoad {
+  /** Whether the store takes `batch` as a bulk load's batch (`stored`: its chain row, read under the write lock). */
+  accepts(batch: Omit<IndexBatch, 'transfers'>, stored: ChainRow | undefined): boolean;
+  /** Appends an accepted batch (inside its transaction, after `beginBatch`). */
+  append(wire: WireBatch, stored: ChainRow | undefined): BatchBalances;
+  /** Builds the chain's waiting bulk load, if any (inside a write transaction); true when there was one. */
+  build(chain: string, stored: ChainRow | undefined): boolean;
+}
+
+/** The bulk load over the writer's connection; `steps` give token ids and the block journal. */
+export function createBulkLoad(
+  context: Pick<BatchContext, 'db' | 'sql' | 'hexRows' | 'logger'>,
+  steps: Pick<BatchSteps, 'tokenIds' | 'blockJournal'>,
+): BulkLoad {
+  const { db, sql, hexRows, logger } = context;
+  registerNetAmount(db);
+  const progress = createBuildProgress(db, logger);
+  const hexInsert = (value: string) =>
+    bufferedRows(
+      db,
+      (rows) =>
+        `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), ?, ?, ${value}, ?)`, rows)}`,
+      9,
+      BUFFERED_ROWS,
+    );
+  const integerValue = hexInsert('?');
+  const blobValue = hexInsert('unhex(?)');
+  const generalInsert = multiRow(
+    db,
+    (rows) =>
+      `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ${UNHEX_OR_VALUE}, ?)`, rows)}`,
+    13,
+    ROWS_PER_STATEMENT,
+  );
+  const otherLoads = db
+    .prepare<[string], number>('SELECT count(*) FROM chains WHERE bulk_block IS NOT NULL AND chain <> ?')
+    .pluck();
+  const setBulkBlock = db.prepare('UPDATE chains SET bulk_block = coalesce(bulk_block, ?) WHERE chain = ?');
+  const waiting = db.prepare<[], number>('SELECT count(*) FROM bulk_transfers').pluck();
+
+  /**
+   * Token ids of the load's chain, so that a batch looks up only tokens it is the first to name.
+   * Trusted while the stored checkpoint is the last appended batch's (a failed transaction, or
+   * any other write, forgets them).
+   */
+  const knownIds = new Map<string, number>();
+  let appendedTo: number | null = null;
+  function tokenIdsOf(
+    wire: WireBatch,
+    work: ReturnType<typeof planWire>['work'],
+    stored: ChainRow | undefined,
+  ): { ids: number[]; newTokens: number } {
+    if (stored?.indexed_block == null || stored.indexed_block !== appendedTo) knownIds.clear();
+    appendedTo = wire.toBlock;
+    const missing = new Map([...work].filter(([address]) => !knownIds.has(address)));
+    const looked = missing.size === 0 ? { ids: [], newTokens: 0 } : steps.tokenIds(wire, missing);
+    let i = 0;
+    for (const address of missing.keys()) knownIds.set(address, looked.ids[i++]!);
+    return { ids: [...work.keys()].map((address) => knownIds.get(address)!), newTokens: looked.newTokens };
+  }
+
+  function append(wire: WireBatch, stored: ChainRow | undefined): BatchBalances {
+    const plan = planWire(wire, true);
+    const { work, hashStarts } = plan;
+    const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = wire.transferColumns;
+    const { ids, newTokens } = tokenIdsOf(wire, work, stored);
+    const journal = steps.blockJournal(wire);
+    const bytes = addresses.map(hexRows.bytesOfAddress);
+    const lowerHex = allHashesLowerHex(hashes, hashLengths.length);
+    const general: unknown[] = [];
+    let k = 0;
+    for (const token of work.values()) {
+      const id = ids[k++]!;
+      for (const i of token.rows) {
+        const block = numbers[i * 4]!;
+        const value = values[i]!;
+        const from = bytes[fromOf[i]!];
+        const to = bytes[toOf[i]!];
+        const hash = hashes.slice(hashStarts[hashOf[i]!]!, hashStarts[hashOf[i]! + 1]!);
+        if (from != null && to != null && value >= 0n && (lowerHex || isLowerHex(hash))) {
+          const small = value <= 9007199254740991n;
+          const rows = small ? integerValue : blobValue;
+          const at = rows.next();
+          const p = rows.params;
+          p[at] = id;
+          p[at + 1] = block;
+          p[at + 2] = numbers[i * 4 + 1]!;
+          p[at + 3] = numbers[i * 4 + 2]!;
+          p[at + 4] = hash.slice(2);
+          p[at + 5] = from;
+          p[at + 6] = to;
+          p[at + 7] = small ? value : amountHexDigits(value);
+          p[at + 8] = numbers[i * 4 + 3]!;
+        } else {
+          general.push(id, block, numbers[i * 4 + 1]!, numbers[i * 4 + 2]!);
+          pushHexParams(general, hash);
+          pushHexParams(general, addresses[fromOf[i]!]!);
+          pushHexParams(general, addresses[toOf[i]!]!);
+          pushAmountParams(general, value);
+          general.push(numbers[i * 4 + 3]!);
+        }
+        journal.add(block, id);
+      }
+    }
+    integerValue.flush();
+    blobValue.flush();
+    generalInsert.run(general);
+    journal.write();
+
+    const { chain } = wire;
+    // Holder and transfer counts are the build's; supply marks cannot wait.
+    [...work.values()].forEach((token, i) => {
+      if (token.dirtyBlock !== null) {
+        sql.tokenAfterBatch.run({ holders: 0, transfers: 0, dirty: token.dirtyBlock, id: ids[i] });
+      }
+    });
+    for (const ref of wire.blocks) {
+      sql.upsertBlockRef.run(chain, ref.number, encodeHex(ref.hash), encodeHex(ref.parentHash));
+    }
+    sql.pruneBlockRefs.run(chain, wire.pruneBlocksBelow);
+    sql.pruneJournal.run(chain, wire.pruneBlocksBelow);
+    const transfers = wire.transferColumns.count;
+    // The tables hold the chain as it was before the load's first batch.
+    const before = stored?.bulk_block ?? stored?.indexed_block ?? wire.fromBlock - 1;
+    sql.afterBatch.run({
+      chain,
+      block: wire.toBlock,
+      hash: wire.toBlockHash === null ? null : encodeHex(wire.toBlockHash),
+      head: wire.head,
+      now: Date.now(),
+      newTokens,
+      floor: wire.pruneBlocksBelow,
+      transfers,
+      recent: encodeRecentTransfers(plan.recent, stored?.recent_transfers ?? null),
+      seedBlock: null,
+      partial: 0,
+      balancesFrom: before,
+    });
+    setBulkBlock.run(before, chain);
+    return { chain, writes: [], deferred: false, flushed: false, transfers };
+  }
+
+  // ---- the build ----
+  const rowsWaiting = () => waiting.get()!;
+  const insertTransfers = db.prepare(`
+    INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)
+    SELECT token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time
+    FROM bulk_transfers WHERE ${TICK} ORDER BY token_id, block_number, log_index`);
+  // Addresses in byte order: their ids then follow it, so the entries' join below reads the
+  // address index in order, and `addresses` is appended to.
+  const insertAddresses = db.prepare(`
+    INSERT OR IGNORE INTO addresses (chain, address)
+    SELECT ?, address FROM (SELECT from_addr AS address FROM bulk_transfers WHERE ${TICK}
+                            UNION ALL SELECT to_addr FROM bulk_transfers WHERE ${TICK})
+    GROUP BY address`);
+  const insertEntries = db.prepare(`
+    INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
+    SELECT a.id, s.token_id, s.block_number, s.log_index
+    FROM (SELECT from_addr AS address, token_id, block_number, log_index FROM bulk_transfers WHERE ${TICK}
+          UNION ALL
+          SELECT to_addr, token_id, block_number, log_index FROM bulk_transfers
+          WHERE ${TICK} AND to_addr IS NOT from_addr) AS s
+    JOIN addresses AS a ON a.chain = ? AND a.address = s.address
+    ORDER BY 1, 2, 3, 4`);
+  // One row per (token, address) a transfer names: the net amount and how many transfers name it
+  // (a self-transfer once, and it changes nothing), in key order.
+  const insertBalances = db.prepare(`
+    INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
+    SELECT token_id, holder, amount, named, ${RANK_OF_AMOUNT} FROM (
+      SELECT token_id, holder, tq_net_amount(value, sign) AS amount, count(*) AS named FROM (
+        SELECT token_id, from_addr AS holder, value, CASE WHEN to_addr IS from_addr THEN 0 ELSE -1 END AS sign
+        FROM bulk_transfers WHERE ${TICK}
+        UNION ALL
+        SELECT token_id, to_addr, value, 1 FROM bulk_transfers WHERE ${TICK} AND to_addr IS NOT from_addr)
+      GROUP BY token_id, holder)`);
+  // The chain had no transfers before the load: its tokens' counts are those of the tables.
+  const tokenCounts = db.prepare(`
+    UPDATE tokens SET
+      holder_count = (SELECT count(*) FROM balances AS b WHERE b.token_id = tokens.id AND b.rank IS NOT NULL),
+      transfer_count = (SELECT count(*) FROM transfers AS t WHERE t.token_id = tokens.id)
+    WHERE chain = ?`);
+  const refillSums = createChainSumRefill(db);
+  const clear = db.prepare('DELETE FROM bulk_transfers');
+  const done = db.prepare('UPDATE chains SET bulk_block = NULL, balances_block = NULL WHERE chain = ?');
+  const writeEntries = indexedWrite(db, 'address_transfers', ['address_transfers_all']);
+  const writeBalances = indexedWrite(db, 'balances', [
+    'balances_by_rank',
+    'balances_by_holder',
+    'balances_negative',
+  ]);
+
+  function build(chain: string, stored: ChainRow | undefined): boolean {
+    if (stored?.bulk_block == null) return false;
+    const rows = rowsWaiting();
+    const cacheSize = db.pragma('cache_size', { simple: true }) as number;
+    // Sorts of a large load spill to temporary files instead of memory (the store keeps
+    // temp_store = MEMORY for its small temporary B-trees).
+    const tempStore = db.pragma('temp_store', { simple: true }) as number;
+    db.pragma(`cache_size = -${BUILD_CACHE_KIB}`);
+    db.pragma('temp_store = FILE');
+    // Each step reads the loaded rows once (transfers) or twice (addresses, entries, balances).
+    const step = progress.start(chain, rows, 7 * rows);
+    try {
+      step('transfers');
+      insertTransfers.run();
+      step('addresses');
+      insertAddresses.run(chain);
+      step('address entries');
+      writeEntries(2 * rows, () => insertEntries.run(chain));
+      step('balances');
+      writeBalances(2 * rows, () => insertBalances.run());
+      tokenCounts.run(chain);
+      // No batch of the load added to the running sums (they were not written row by row).
+      refillSums(chain);
+      knownIds.clear();
+      clear.run();
+      done.run(chain);
+      progress.finish();
+    } finally {
+      db.pragma(`cache_size = ${cacheSize}`);
+      db.pragma(`temp_store = ${tempStore}`);
+    }
+    return true;
+  }
+
+  return {
+    accepts(batch, stored) {
+      if (batch.bulkLoad !== true || batch.neo !== undefined || batch.seeds !== undefined) return false;
+      if ((batch.balanceChanges?.length ?? 0) > 0) return false;
+      // A load goes on, or starts on a chain without transfers; one chain's at a time.
+      const fresh = stored === undefined || (stored.indexed_block === null && stored.transfer_count === 0);
+      if (stored?.bulk_block == null && !fresh) return false;
+      return otherLoads.get(batch.chain) === 0;
+    },
+    append,
+    build,
+  };
+}
+
+/** How often the build logs its progress. */
+const PROGRESS_EVERY_MS = 5_000;
+
+/**
+ * The build's progress, logged with a percentage and an ETA: `tq_tick()`, called by each step for
+ * every row it reads of the load, counts the work done (the sorts' merges after their reads are
+ * not counted, so the ETA is a lower bound while one runs).
+ */
+function createBuildProgress(db: Database.Database, logger: Logger) {
+  let done = 0;
+  let total = 0;
+  let started = 0;
+  let logged = 0;
+  let current = { chain: '', step: '', rows: 0 };
+  const log = (): void => {
+    const now = performance.now();
+    logged = now;
+    const fraction = Math.min(done / Math.max(total, 1), 1);
+    const elapsed = (now - started) / 1000;
+    const etaSeconds = fraction > 0 ? Math.round(elapsed / fraction - elapsed) : null;
+    const percent = Math.floor(fraction * 1000) / 10;
+    logger.info(
+      { chain: current.chain, step: current.step, percent, etaSeconds },
+      `building the bulk load of ${current.rows} transfers: ${current.step}, ${percent}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
+    );
+  };
+  db.function('tq_tick', { deterministic: false }, () => {
+    done += TICK_EVERY;
+    // The clock only every 65,536 rows.
+    if ((done & 0xffff) === 0 && performance.now() - logged >= PROGRESS_EVERY_MS) log();
+    return 1;
+  });
+  return {
+    /** Starts a build of `rows` rows and `work` ticks; returns the function that names each step. */
+    start(chain: string, rows: number, work: number) {
+      done = 0;
+      total = work;
+      started = performance.now();
+      logged = started;
+      current = { chain, step: '', rows };
+      logger.info(
+        { chain, transfers: rows },
+        `building the bulk load of ${rows} transfers: sorted into the tables (temporary files in the system's temporary directory)`,
+      );
+      return (step: string) => {
+        current.step = step;
+      };
+    },
+    finish(): void {
+      logger.info(
+        {
+          chain: current.chain,
+          transfers: current.rows,
+          seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+        },
+        `built the bulk load of ${current.rows} transfers`,
+      );
+    },
+  };
+}
+
+/**
+ * `tq_net_amount(value, sign)`: the exact sum of `sign` × `value` over a group, encoded as codec.ts
+ * stores amounts. Most groups of a chain-shaped load are one transfer, so the first value is kept
+ * as it came and decoded only when a second one comes: one incoming transfer's amount is its
+ * value, already in the same encoding.
+ */
+function registerNetAmount(db: Database.Database): void {
+  interface Sum {
+    n: number;
+    first: SqlValue;
+    sign: number;
+    total: bigint;
+  }
+  const options = {
+    start: (): Sum => ({ n: 0, first: null, sign: 0, total: 0n }),
+    step(sum: Sum, value: SqlValue, sign: number) {
+      if (sum.n++ === 0) {
+        sum.first = value;
+        sum.sign = sign;
+        return sum;
+      }
+      if (sum.n === 2)
+        sum.total = sum.sign === 0 ? 0n : sum.sign > 0 ? amountOf(sum.first) : -amountOf(sum.first);
+      if (sign !== 0) sum.total = sign > 0 ? sum.total + amountOf(value) : sum.total - amountOf(value);
+      return sum;
+    },
+    result(sum: Sum) {
+      if (sum.n === 1) {
+        if (sum.sign === 0) return 0n;
+        if (sum.sign > 0) return typeof sum.first === 'number' ? BigInt(sum.first) : sum.first;
+        return encodeAmount(-amountOf(sum.first));
+      }
+      return encodeAmount(sum.total);
+    },
+    deterministic: true,
+  };
+  // The typings allow one argument per step; SQLite passes as many as the call has.
+  db.aggregate('tq_net_amount', options as unknown as Database.AggregateOptions);
+}
+
+/** A stored value as a BigInt; BLOBs of up to 12 bytes without a hex string. */
+function amountOf(value: SqlValue): bigint {
+  if (typeof value === 'number') return BigInt(value);
+  if (Buffer.isBuffer(value) && value.length > 0 && value.length <= 12) {
+    const n = value.length;
+    if (n <= 6) return BigInt(value.readUIntBE(0, n));
+    return (BigInt(value.readUIntBE(0, n - 6)) << 48n) + BigInt(value.readUIntBE(n - 6, 6));
+  }
+  return decodeAmount(value);
+}
