@@ -3,47 +3,30 @@
  * their index in place on open, the zero address left out.
  */
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
-import pg from 'pg';
+import { test } from 'node:test';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
-import { silentLogger } from '../../internal/logger.js';
 import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
 import { MIGRATIONS, MIGRATIONS_TABLE, NEGATIVE_BALANCE } from './migrations.js';
-import { openPostgresStore } from './postgres-store.js';
-import { fillPreviousSchema } from './testing/previous-version.js';
-import { createTestDatabase, querySql, withSchema } from './testing/test-database.js';
+import { storeBefore } from './testing/previous-version.js';
+import { querySql } from './testing/test-database.js';
 
 test('a version-9 PostgreSQL store gains the index of its negative balances in place', async () => {
-  const database = await createTestDatabase();
-  after(() => database.drop());
-  await querySql(database.url, 'CREATE SCHEMA built; CREATE SCHEMA previous');
-  const url = withSchema(database.url, 'previous');
-  const open = (at = url) => openPostgresStore({ url: at, logger: silentLogger(), maxConnections: 2 });
   const token = tokenAddress(1);
   const big = 2n ** 70n;
-  const store = await open(withSchema(database.url, 'built'));
-  await store.writer.applyBatch(
-    batch({
-      from: 1,
-      to: 1,
-      transfers: moves(token, 1, [
-        [ZERO_ADDRESS, holder(1), 3n],
-        [holder(2), holder(3), 5n],
-        [holder(4), holder(3), big],
-      ]),
-    }),
+  const { url, version, open } = await storeBefore('0010_negative_balances', (store) =>
+    store.writer.applyBatch(
+      batch({
+        from: 1,
+        to: 1,
+        transfers: moves(token, 1, [
+          [ZERO_ADDRESS, holder(1), 3n],
+          [holder(2), holder(3), 5n],
+          [holder(4), holder(3), big],
+        ]),
+      }),
+    ),
   );
-  await store.close();
-
-  const version = MIGRATIONS.findIndex((m) => m.name === '0010_negative_balances');
   assert.equal(version, 9);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await fillPreviousSchema(client, MIGRATIONS.slice(0, version), 'built', 'previous');
-  } finally {
-    await client.end();
-  }
 
   const upgraded = await open();
   try {

@@ -3,38 +3,21 @@
  * open, its tokens exact (no mark), and the marks work after it.
  */
 import assert from 'node:assert/strict';
-import { after, test } from 'node:test';
-import pg from 'pg';
-import { silentLogger } from '../../internal/logger.js';
+import { test } from 'node:test';
 import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
 import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
-import { openPostgresStore } from './postgres-store.js';
-import { fillPreviousSchema } from './testing/previous-version.js';
-import { createTestDatabase, querySql, withSchema } from './testing/test-database.js';
+import { storeBefore } from './testing/previous-version.js';
+import { querySql } from './testing/test-database.js';
 
 test('a version-8 PostgreSQL store gains the not-exact mark in place, every token exact', async () => {
-  const database = await createTestDatabase();
-  after(() => database.drop());
-  await querySql(database.url, 'CREATE SCHEMA built; CREATE SCHEMA previous');
-  const url = withSchema(database.url, 'previous');
-  const open = (at = url) => openPostgresStore({ url: at, logger: silentLogger(), maxConnections: 2 });
   const token = tokenAddress(1);
-  const store = await open(withSchema(database.url, 'built'));
-  await store.writer.applyBatch(
-    batch({ from: 1, to: 1, transfers: moves(token, 1, [[holder(1), holder(2), 5n]]) }),
-  );
-  await store.close();
-
   // The same data as version 8 kept it: its schema, filled from the one built now.
-  const version = MIGRATIONS.findIndex((m) => m.name === '0009_not_exact');
+  const { url, version, open } = await storeBefore('0009_not_exact', (store) =>
+    store.writer.applyBatch(
+      batch({ from: 1, to: 1, transfers: moves(token, 1, [[holder(1), holder(2), 5n]]) }),
+    ),
+  );
   assert.equal(version, 8);
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await fillPreviousSchema(client, MIGRATIONS.slice(0, version), 'built', 'previous');
-  } finally {
-    await client.end();
-  }
 
   const upgraded = await open();
   try {

@@ -4,9 +4,13 @@
  * (and tables of their own), so rows are copied by the columns the older table has, and the
  * identity sequences are moved past the copied ids.
  */
-import type pg from 'pg';
+import { after } from 'node:test';
+import pg from 'pg';
 import { silentLogger } from '../../../internal/logger.js';
-import { MIGRATIONS_TABLE, type Migration, migrate } from '../migrations.js';
+import type { Store } from '../../types.js';
+import { MIGRATIONS, MIGRATIONS_TABLE, type Migration, migrate } from '../migrations.js';
+import { openPostgresStore } from '../postgres-store.js';
+import { createTestDatabase, querySql, withSchema } from './test-database.js';
 
 /** Copies the rows of `from.table` into `to.table` by `to.table`'s columns; `where` filters them. */
 export async function copyRows(
@@ -63,4 +67,46 @@ export async function fillPreviousSchema(
   );
   for (const { table_name: table } of tables.rows) await copyRows(client, table, from, to);
   await advanceSequences(client, to);
+}
+
+/** A schema holding a store as it was just before one migration (see {@link storeBefore}). */
+export interface StoreBefore {
+  /** The schema's URL: opening a store there runs the migration and those after it. */
+  url: string;
+  /** The migration's index in `MIGRATIONS` (the version the schema is at). */
+  version: number;
+  /** Opens a store on `url` (the default) or another schema of the same database. */
+  open(url?: string): Promise<Store>;
+}
+
+/**
+ * The store as the version before migration `name` kept it, holding what `write` writes into a
+ * store of this version: the usual start of an upgrade test. A fresh database, dropped after the
+ * test file.
+ */
+export async function storeBefore(
+  name: string,
+  write: (store: Store) => Promise<void>,
+): Promise<StoreBefore> {
+  const database = await createTestDatabase();
+  after(() => database.drop());
+  await querySql(database.url, 'CREATE SCHEMA built; CREATE SCHEMA previous');
+  const url = withSchema(database.url, 'previous');
+  const open = (at = url) => openPostgresStore({ url: at, logger: silentLogger(), maxConnections: 2 });
+  const built = await open(withSchema(database.url, 'built'));
+  try {
+    await write(built);
+  } finally {
+    await built.close();
+  }
+  const version = MIGRATIONS.findIndex((m) => m.name === name);
+  if (version < 0) throw new Error(`no migration ${name}`);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fillPreviousSchema(client, MIGRATIONS.slice(0, version), 'built', 'previous');
+  } finally {
+    await client.end();
+  }
+  return { url, version, open };
 }
