@@ -17,6 +17,7 @@ import {
 import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '../chain-activity.js';
 import type { BlockRef, IndexBatch, SeedBalance, TokenMetadata } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
+import { copyBalanceChanges, copyTransfers, type TransferColumns } from './bulk-copy.js';
 import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
 import { writeNeoPart } from './neo-tables.js';
 import { run, runnerOn } from './statements.js';
@@ -120,11 +121,15 @@ export async function executeChanges(client: pg.PoolClient, params: unknown[]): 
   }
 }
 
-/** Applies `batch` in `client`'s transaction, under the chain's write lock (`lockChain`). */
+/**
+ * Applies `batch` in `client`'s transaction, under the chain's write lock (`lockChain`). Tables
+ * that get at least `copyFromRows` rows from it are written with binary `COPY` (bulk-copy.ts).
+ */
 export async function applyBatchIn(
   client: pg.PoolClient,
   lockChain: LockChain,
   batch: IndexBatch,
+  copyFromRows: number,
 ): Promise<void> {
   const { chain } = batch;
   // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
@@ -186,7 +191,7 @@ export async function applyBatchIn(
   // Every transfer of the work: the batch's own and, on NEO, its asset transfers.
   let count = 0;
   for (const token of tokens) count += token.transfers.length;
-  const columns = {
+  const columns: TransferColumns = {
     tokenId: new Array<number>(count),
     logIndex: new Array<number>(count),
     block: new Array<number>(count),
@@ -237,33 +242,39 @@ export async function applyBatchIn(
   }
   // One statement is in flight while this thread encodes the parameters of the next (see overlap()).
   const inserting =
-    count > 0
-      ? run(client, 'insertTransfers', [
-          int4Array(columns.tokenId),
-          int4Array(columns.logIndex),
-          int8Array(columns.block),
-          int8Array(columns.time),
-          int4Array(columns.txIndex),
-          byteaArray(columns.txHash),
-          byteaArray(columns.from),
-          byteaArray(columns.to),
-          numericArray(columns.value),
-          chain,
-        ])
-      : undefined;
+    count === 0
+      ? undefined
+      : count >= copyFromRows
+        ? copyTransfers(client, chain, columns, count)
+        : run(client, 'insertTransfers', [
+            int4Array(columns.tokenId),
+            int4Array(columns.logIndex),
+            int8Array(columns.block),
+            int8Array(columns.time),
+            int4Array(columns.txIndex),
+            byteaArray(columns.txHash),
+            byteaArray(columns.from),
+            byteaArray(columns.to),
+            numericArray(columns.value),
+            chain,
+          ]);
   const changeParams = await overlap(inserting, () =>
     changes.length > 0 ? prepareChanges(changes, false, encode) : null,
   );
   const balanceChanges = tokens.flatMap((token) => token.changes);
   if (balanceChanges.length > 0) {
     const tokenIds = balanceChanges.map((c) => ids.get(encode(c.token))!);
-    await run(client, 'insertBalanceChanges', [
-      int4Array(tokenIds),
-      int4Array(balanceChanges.map((c) => c.logIndex)),
-      int8Array(balanceChanges.map((c) => c.blockNumber)),
-      byteaArray(balanceChanges.map((c) => encode(c.holder))),
-      numericArray(balanceChanges.map((c) => c.amount)),
-    ]);
+    if (balanceChanges.length >= copyFromRows) {
+      await copyBalanceChanges(client, balanceChanges, tokenIds, encode);
+    } else {
+      await run(client, 'insertBalanceChanges', [
+        int4Array(tokenIds),
+        int4Array(balanceChanges.map((c) => c.logIndex)),
+        int8Array(balanceChanges.map((c) => c.blockNumber)),
+        byteaArray(balanceChanges.map((c) => encode(c.holder))),
+        numericArray(balanceChanges.map((c) => c.amount)),
+      ]);
+    }
     // Journaled like transfers, so a rollback finds their tokens.
     balanceChanges.forEach((c, i) => {
       const entry = `${c.blockNumber}:${tokenIds[i]}`;

@@ -357,6 +357,20 @@ export const SQL = {
 
 export type StatementName = keyof typeof SQL;
 
+/**
+ * `COPY … FROM STDIN (FORMAT binary)` of the bulk rows of a large batch (bulk-copy.ts), in the
+ * column order copy-binary.ts writes them. They run through copy-from.ts, not as prepared
+ * statements.
+ */
+export const COPY_SQL = {
+  transfers:
+    'COPY transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value) FROM STDIN (FORMAT binary)',
+  addressTransfers:
+    'COPY address_transfers (address, token_id, block_number, log_index, chain) FROM STDIN (FORMAT binary)',
+  balanceChanges:
+    'COPY balance_changes (token_id, log_index, block_number, holder, amount) FROM STDIN (FORMAT binary)',
+} as const;
+
 /** The transfer-page statement, for benchmarks that show its plan. */
 export const LIST_TRANSFERS_SQL: string = SQL.listTransfers;
 
