@@ -17,7 +17,7 @@ import {
 import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '../chain-activity.js';
 import type { BlockRef, IndexBatch, SeedBalance, TokenMetadata } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
-import { copyBalanceChanges, copyTransfers, type TransferColumns } from './bulk-copy.js';
+import { copyBalanceChanges, copyTransfers, stageChanges, type TransferColumns } from './bulk-copy.js';
 import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
 import { writeNeoPart } from './neo-tables.js';
 import { run, runnerOn } from './statements.js';
@@ -62,21 +62,36 @@ async function overlap<T>(inFlight: Promise<unknown> | undefined, prepare: () =>
   return prepared;
 }
 
-/**
- * Parameters of the statement that applies net balance changes and counter updates for the
- * given tokens (`applyChanges`). `replaceDirty` sets the supply mark (rollback) instead of
- * raising it (batch).
- */
-export function prepareChanges(
+/** The rows of `applyChanges`: one per (token, holder) that changes, and one per token. */
+export interface ChangeRows {
+  tokenIds: number[];
+  /** Hex digits of the stored bytes (codec.ts). */
+  holders: string[];
+  deltas: bigint[];
+  /** The holder counts as a holder (not the zero address or `""`). */
+  counts: boolean[];
+  namedCounts: number[];
+  /** Per token: its id, transfers added, supply mark block. */
+  ids: number[];
+  transfers: number[];
+  dirty: (number | null)[];
+}
+
+/** The rows of the net balance changes and counter updates of the given tokens (`applyChanges`). */
+export function changeRows(
   changes: TokenChange[],
-  replaceDirty: boolean,
   encoded: (address: string) => string = encodeHexDigits,
-): unknown[] {
-  const tokenIds: number[] = [];
-  const holders: string[] = [];
-  const deltas: bigint[] = [];
-  const counts: boolean[] = [];
-  const namedCounts: number[] = [];
+): ChangeRows {
+  const out: ChangeRows = {
+    tokenIds: [],
+    holders: [],
+    deltas: [],
+    counts: [],
+    namedCounts: [],
+    ids: changes.map((c) => c.id),
+    transfers: changes.map((c) => c.transfers),
+    dirty: changes.map((c) => c.dirty),
+  };
   for (const { id, deltas: map, named } of changes) {
     const rows: [string, bigint, boolean, number][] = [];
     // Only the rows that change: a balance that moves, or a holder a transfer names.
@@ -90,33 +105,58 @@ export function prepareChanges(
     // Sorted keys walk the (token_id, holder) B-tree in order.
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     for (const [holder, delta, count, times] of rows) {
-      tokenIds.push(id);
-      holders.push(holder);
-      deltas.push(delta);
-      counts.push(count);
-      namedCounts.push(times);
+      out.tokenIds.push(id);
+      out.holders.push(holder);
+      out.deltas.push(delta);
+      out.counts.push(count);
+      out.namedCounts.push(times);
     }
   }
+  return out;
+}
+
+/**
+ * Parameters of the statement that applies net balance changes and counter updates for the
+ * given tokens (`applyChanges`). `replaceDirty` sets the supply mark (rollback) instead of
+ * raising it (batch).
+ */
+export function prepareChanges(
+  changes: TokenChange[] | ChangeRows,
+  replaceDirty: boolean,
+  encoded: (address: string) => string = encodeHexDigits,
+): unknown[] {
+  const rows = Array.isArray(changes) ? changeRows(changes, encoded) : changes;
   return [
-    int4Array(tokenIds),
-    byteaArray(holders),
-    numericArray(deltas),
-    boolArray(counts),
-    int4Array(changes.map((c) => c.id)),
-    int8Array(changes.map((c) => c.transfers)),
-    int8Array(changes.map((c) => c.dirty)),
+    int4Array(rows.tokenIds),
+    byteaArray(rows.holders),
+    numericArray(rows.deltas),
+    boolArray(rows.counts),
+    int4Array(rows.ids),
+    int8Array(rows.transfers),
+    int8Array(rows.dirty),
     replaceDirty,
-    int8Array(namedCounts),
+    int8Array(rows.namedCounts),
   ];
 }
 
 /** Runs `applyChanges`, then deletes the balance rows left with nothing (no amount, no transfer). */
 export async function executeChanges(client: pg.PoolClient, params: unknown[]): Promise<void> {
-  const emptied = await run<{ token_id: number; holder: string }>(client, 'applyChanges', params);
-  if (emptied.rows.length > 0) {
+  const emptied = await run<EmptiedRow>(client, 'applyChanges', params);
+  await deleteEmptied(client, emptied.rows);
+}
+
+/** A balance row `applyChanges` left with no amount and no transfer. */
+export interface EmptiedRow {
+  token_id: number;
+  holder: string;
+}
+
+/** Deletes the balance rows `applyChanges` answered as emptied. */
+export async function deleteEmptied(client: pg.PoolClient, emptied: readonly EmptiedRow[]): Promise<void> {
+  if (emptied.length > 0) {
     await run(client, 'deleteEmptied', [
-      int4Array(emptied.rows.map((r) => r.token_id)),
-      byteaArray(emptied.rows.map((r) => r.holder.slice(2))),
+      int4Array(emptied.map((r) => r.token_id)),
+      byteaArray(emptied.map((r) => r.holder.slice(2))),
     ]);
   }
 }
@@ -258,8 +298,8 @@ export async function applyBatchIn(
             numericArray(columns.value),
             chain,
           ]);
-  const changeParams = await overlap(inserting, () =>
-    changes.length > 0 ? prepareChanges(changes, false, encode) : null,
+  const changeRowsOfBatch = await overlap(inserting, () =>
+    changes.length > 0 ? changeRows(changes, encode) : null,
   );
   const balanceChanges = tokens.flatMap((token) => token.changes);
   if (balanceChanges.length > 0) {
@@ -288,7 +328,12 @@ export async function applyBatchIn(
   if (journalBlocks.length > 0) {
     await run(client, 'insertJournal', [chain, int8Array(journalBlocks), int4Array(journalTokens)]);
   }
-  const changing = changeParams === null ? undefined : executeChanges(client, changeParams);
+  const changing =
+    changeRowsOfBatch === null
+      ? undefined
+      : changeRowsOfBatch.tokenIds.length >= copyFromRows
+        ? stageChanges(client, changeRowsOfBatch).then((emptied) => deleteEmptied(client, emptied))
+        : executeChanges(client, prepareChanges(changeRowsOfBatch, false));
   const refParams = await overlap(changing, () => {
     if (batch.blocks.length === 0) return null;
     // Last one wins when a block appears twice, as with SQLite's row-by-row upsert.

@@ -14,9 +14,11 @@
  */
 import type pg from 'pg';
 import type { BalanceChange } from '../types.js';
+import type { ChangeRows, EmptiedRow } from './apply-batch.js';
+import { int4Array, int8Array } from './binary-arrays.js';
 import { encodeCopyRows } from './copy-binary.js';
 import { copyFrom } from './copy-from.js';
-import { COPY_SQL } from './statements.js';
+import { COPY_SQL, STAGED_SQL } from './statements.js';
 
 /**
  * Default of `PostgresStoreOptions.copyFromRows`: a batch with at least this many rows of a table
@@ -138,4 +140,35 @@ export function copyBalanceChanges(
       { type: 'numeric', values: changes.map((c) => c.amount) },
     ]),
   );
+}
+
+/**
+ * The batch's net balance changes (`applyChanges`' rows) COPYed into a temporary table, then
+ * applied from there by the same upsert (`applyStagedChanges`, derived from `applyChanges`); the
+ * table empties itself at commit. Answers the rows left with nothing, to be deleted.
+ */
+export async function stageChanges(client: pg.ClientBase, rows: ChangeRows): Promise<EmptiedRow[]> {
+  // In the batch's transaction: a batch that fails takes the table's creation back with it.
+  const created = client.query(STAGED_SQL.createStagedChanges);
+  created.catch(() => {});
+  const staged = copyFrom(
+    client,
+    COPY_SQL.stagedChanges,
+    encodeCopyRows(rows.tokenIds.length, [
+      { type: 'int4', values: rows.tokenIds },
+      { type: 'bytea', values: rows.holders },
+      { type: 'numeric', values: rows.deltas },
+      { type: 'bool', values: rows.counts },
+      { type: 'int8', values: rows.namedCounts },
+    ]),
+  );
+  staged.catch(() => {});
+  const applied = client.query<EmptiedRow>({
+    name: 'applyStagedChanges',
+    text: STAGED_SQL.applyStagedChanges,
+    values: [int4Array(rows.ids), int8Array(rows.transfers), int8Array(rows.dirty), false],
+  });
+  await created;
+  await staged;
+  return (await applied).rows;
 }
