@@ -67,7 +67,9 @@ export async function copyTransfers(
       { type: 'numeric', values: columns.value },
     ]),
   );
-  transfers.catch(() => {}); // awaited below, after the entries are queued
+  // The transfers' data is on its way (copy-from.ts sends it with the statement): the server
+  // copies it while the entries are encoded. pg runs one query at a time per connection, so the
+  // entries' COPY waits for it.
   let entries: Buffer;
   try {
     entries = encodeEntries(chain, columns, count);
@@ -75,10 +77,8 @@ export async function copyTransfers(
     await transfers.catch(() => {});
     throw error;
   }
-  const listed = copyFrom(client, COPY_SQL.addressTransfers, entries);
-  listed.catch(() => {});
   await transfers;
-  await listed;
+  await copyFrom(client, COPY_SQL.addressTransfers, entries);
 }
 
 /** The `address_transfers` rows of the transfers, sorted by (address, token, block, log). */
@@ -149,9 +149,8 @@ export function copyBalanceChanges(
  */
 export async function stageChanges(client: pg.ClientBase, rows: ChangeRows): Promise<EmptiedRow[]> {
   // In the batch's transaction: a batch that fails takes the table's creation back with it.
-  const created = client.query(STAGED_SQL.createStagedChanges);
-  created.catch(() => {});
-  const staged = copyFrom(
+  await client.query(STAGED_SQL.createStagedChanges);
+  await copyFrom(
     client,
     COPY_SQL.stagedChanges,
     encodeCopyRows(rows.tokenIds.length, [
@@ -162,13 +161,10 @@ export async function stageChanges(client: pg.ClientBase, rows: ChangeRows): Pro
       { type: 'int8', values: rows.namedCounts },
     ]),
   );
-  staged.catch(() => {});
-  const applied = client.query<EmptiedRow>({
+  const applied = await client.query<EmptiedRow>({
     name: 'applyStagedChanges',
     text: STAGED_SQL.applyStagedChanges,
     values: [int4Array(rows.ids), int8Array(rows.transfers), int8Array(rows.dirty), false],
   });
-  await created;
-  await staged;
-  return (await applied).rows;
+  return applied.rows;
 }
