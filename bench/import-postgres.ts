@@ -1,10 +1,11 @@
 // `npm run bench -- import-pg [REF] [--reps N] [--import-rows N] [--profile]`: `tokenquery import` into
 // PostgreSQL (issue #17), on two SYNTHETIC exports: the import benchmark's shape (20 tokens among
 // 50,000 holders) and one shaped more like a chain (20,000 tokens among 1,000,000 holders, twice the
-// rows). Each import runs in a fresh process into a fresh database; the PostgreSQL server's CPU is
-// read from /proc (it runs on this machine), so the node side and the server side of a load are
-// told apart. With REF, the same imports by the build of that commit run in interleaved pairs (the
-// order alternating), so both builds meet the same machine load. Prints a table; writes nothing.
+// rows). Each import runs in a fresh process into a fresh database; the CPU of the server processes
+// working for that database is read from /proc (the server runs here), so the node side and the
+// server side of a load are told apart. With REF, the same imports by the build of that commit run
+// in interleaved pairs (the order alternating), so both builds meet the same machine load. Prints a
+// table; writes nothing.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFixtureNode } from '../src/chains/evm/testing/fixture-node.js';
@@ -35,39 +36,55 @@ export interface ImportPostgresOptions {
 }
 
 interface Run extends ImportChildResult {
-  /** CPU of the PostgreSQL server (every process of the cluster) during the import. */
+  /** CPU of the server processes working for the import's database (its backends, autovacuum). */
   serverSeconds: number;
   /** `pg_database_size` after the import. */
   databaseBytes: number;
 }
 
 /**
- * CPU seconds the whole PostgreSQL cluster has used so far: the postmaster's own and that of its
- * reaped children (ended backends, autovacuum workers: `cutime`/`cstime`), plus its live children.
+ * Samples, once a second until stopped, the CPU of the server processes working for `database`
+ * (its backends and autovacuum workers, from `pg_stat_activity` and /proc: the server runs on this
+ * machine). Other databases' work on the same server is left out. A process's CPU after its last
+ * sample (at most a second's worth) is lost.
  */
-async function clusterCpuSeconds(adminUrl: string): Promise<number> {
-  const rows = await querySql<{ pid: number }>(
-    adminUrl,
-    "SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'",
-  );
-  const statOf = (pid: number): string[] =>
-    readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const postmaster = Number(statOf(rows[0]!.pid)[1]);
-  const own = statOf(postmaster);
-  let ticks = Number(own[11]) + Number(own[12]) + Number(own[13]) + Number(own[14]);
-  const children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, 'utf8')
-    .trim()
-    .split(/\s+/)
-    .filter((pid) => pid !== '');
-  for (const child of children) {
+function sampleDatabaseCpu(adminUrl: string, database: string): { stop(): Promise<number> } {
+  const seen = new Map<number, number>();
+  let running = true;
+  const ticks = (pid: number): number | null => {
     try {
-      const s = statOf(Number(child));
-      ticks += Number(s[11]) + Number(s[12]);
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return Number(fields[11]) + Number(fields[12]);
     } catch {
-      // ended meanwhile: counted in the postmaster's cutime once reaped
+      return null;
     }
-  }
-  return ticks / 100;
+  };
+  const loop = (async () => {
+    while (running) {
+      const rows = await querySql<{ pid: number }>(
+        adminUrl,
+        'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [database],
+      ).catch(() => []);
+      for (const { pid } of rows) {
+        const t = ticks(pid);
+        if (t !== null) seen.set(pid, t);
+      }
+      await new Promise((done) => setTimeout(done, 1_000));
+    }
+  })();
+  return {
+    async stop() {
+      // One last sample before the caller drops the database.
+      running = false;
+      await loop;
+      for (const pid of seen.keys()) {
+        const t = ticks(pid);
+        if (t !== null) seen.set(pid, t);
+      }
+      return [...seen.values()].reduce((sum, t) => sum + t, 0) / 100;
+    },
+  };
 }
 
 export async function runImportPostgresBench(
@@ -103,7 +120,7 @@ export async function runImportPostgresBench(
       const importOnce = async (child: string, execArgv: string[] = []): Promise<Run> => {
         const db = await createTestDatabase();
         try {
-          const before = await clusterCpuSeconds(adminUrl);
+          const server = sampleDatabaseCpu(adminUrl, db.name);
           // No time limit to speak of: on a loaded machine a 2M-row import takes many minutes.
           const handle = await startChild<ImportChildResult>(
             child,
@@ -119,7 +136,7 @@ export async function runImportPostgresBench(
           );
           await handle.stop();
           const result = handle.value;
-          const serverSeconds = (await clusterCpuSeconds(adminUrl)) - before;
+          const serverSeconds = await server.stop();
           const [size] = await querySql<{ bytes: string }>(
             db.url,
             'SELECT pg_database_size(current_database()) AS bytes',
