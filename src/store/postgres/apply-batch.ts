@@ -298,9 +298,12 @@ export async function applyBatchIn(
             numericArray(columns.value),
             chain,
           ]);
-  const changeRowsOfBatch = await overlap(inserting, () =>
-    changes.length > 0 ? changeRows(changes, encode) : null,
-  );
+  // Encoded while the transfers are written: the rows, and the array parameters unless COPYed.
+  const changed = await overlap(inserting, (): { staged: ChangeRows } | { params: unknown[] } | null => {
+    if (changes.length === 0) return null;
+    const rows = changeRows(changes, encode);
+    return rows.tokenIds.length >= copyFromRows ? { staged: rows } : { params: prepareChanges(rows, false) };
+  });
   const balanceChanges = tokens.flatMap((token) => token.changes);
   if (balanceChanges.length > 0) {
     const tokenIds = balanceChanges.map((c) => ids.get(encode(c.token))!);
@@ -329,11 +332,11 @@ export async function applyBatchIn(
     await run(client, 'insertJournal', [chain, int8Array(journalBlocks), int4Array(journalTokens)]);
   }
   const changing =
-    changeRowsOfBatch === null
+    changed === null
       ? undefined
-      : changeRowsOfBatch.tokenIds.length >= copyFromRows
-        ? stageChanges(client, changeRowsOfBatch).then((emptied) => deleteEmptied(client, emptied))
-        : executeChanges(client, prepareChanges(changeRowsOfBatch, false));
+      : 'staged' in changed
+        ? stageChanges(client, changed.staged).then((emptied) => deleteEmptied(client, emptied))
+        : executeChanges(client, changed.params);
   const refParams = await overlap(changing, () => {
     if (batch.blocks.length === 0) return null;
     // Last one wins when a block appears twice, as with SQLite's row-by-row upsert.
