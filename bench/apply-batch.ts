@@ -2,6 +2,7 @@
  * Measures applyBatch throughput, read latency and storage per transfer of either backend on
  * the same generated history (a fixed seed), so the two figures are comparable. Usage (after `npx tsc`):
  *   node dist/bench/apply-batch.js <sqlite|postgres|both> [transfers] [tokens] [holders] [batch] [uniform|skewed|spray]
+ * BENCH_COPY_FROM_ROWS=<n> opens the PostgreSQL store with that `copyFromRows` (Infinity: no COPY).
  * BENCH_DEFER=1 defers balances like a backfill (`IndexBatch.deferBalances`). BENCH_CHANGES=<n>
  * (`spray` only) makes n % of the logs balance changes without a transfer (`IndexBatch.balanceChanges`:
  * half deposits to a holder, half withdrawals of the sender), as on a chain busy with WETH9;
@@ -21,6 +22,7 @@ import { silentLogger } from '../src/internal/logger.js';
 import { seededRandomInt } from '../src/internal/random.js';
 import { openStore } from '../src/store/open.js';
 import { encodeHex } from '../src/store/postgres/codec.js';
+import { openPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { LIST_TRANSFERS_SQL } from '../src/store/postgres/statements.js';
 import {
   createTestDatabase,
@@ -224,7 +226,16 @@ async function benchSqlite() {
 async function benchPostgres() {
   const database = await createTestDatabase();
   try {
-    const store = await openStore({ location: database.url, logger: silentLogger() });
+    // BENCH_COPY_FROM_ROWS sets the store's `copyFromRows` (Infinity: no COPY), for A/B runs.
+    const copyFromRows = process.env.BENCH_COPY_FROM_ROWS;
+    const store =
+      copyFromRows === undefined
+        ? await openStore({ location: database.url, logger: silentLogger() })
+        : await openPostgresStore({
+            url: database.url,
+            logger: silentLogger(),
+            copyFromRows: Number(copyFromRows),
+          });
     // The pool's first connection is open (migrations ran on it); batches run on it alone.
     const figures = await measure(store, () => serverCpuSeconds(TEST_POSTGRES_URL, database.name));
     await store.close();

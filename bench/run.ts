@@ -21,6 +21,7 @@ import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } fr
 import { runGrowthBench } from './growth.js';
 import { renderGrowth } from './growth-report.js';
 import { renderImport, runImportBench } from './import.js';
+import { runImportPostgresBench } from './import-postgres.js';
 import { type NeoReport, runNeoBench } from './neo.js';
 import { renderPonder, runPonderBench } from './ponder.js';
 import { renderPostgres, runPostgresBench } from './postgres.js';
@@ -48,6 +49,7 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
   api             the API's operations under load (wrk)
   neo             NEO indexing of busy mainnet blocks
   import          tokenquery import of a synthetic export (--import-rows)
+  import-pg [REF] import into PostgreSQL, two exports; with REF against that commit, interleaved
   postgres        the PostgreSQL store
   realtime        following the head (--realtime-blocks)
   ponder          against Ponder on the same chain
@@ -104,6 +106,7 @@ if (
     'api',
     'neo',
     'import',
+    'import-pg',
     'postgres',
     'realtime',
     'ponder',
@@ -114,7 +117,7 @@ if (
   ].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, postgres, realtime, ponder, growth, address-ops, address-ab, or nothing for all but backfill-large, backfill-ab, import, postgres, realtime, ponder, growth, address-ops and address-ab`,
+    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, import-pg, postgres, realtime, ponder, growth, address-ops, address-ab, or nothing for all but backfill-large, backfill-ab, import, import-pg, postgres, realtime, ponder, growth, address-ops and address-ab`,
   );
   process.exit(2);
 }
@@ -222,6 +225,7 @@ try {
     which !== 'backfill-large' &&
     which !== 'neo' &&
     which !== 'import' &&
+    which !== 'import-pg' &&
     which !== 'postgres' &&
     which !== 'realtime' &&
     which !== 'ponder' &&
@@ -346,6 +350,19 @@ try {
       log,
     );
     sections.import = renderImport(report, machineLine(facts));
+  }
+  if (which === 'import-pg') {
+    const table = await runImportPostgresBench(
+      {
+        ref: positionals[1] ?? null,
+        reps: Number(values.reps),
+        rows: Number(values['import-rows']),
+        profile: values.profile,
+        workDir,
+      },
+      log,
+    );
+    console.log(`${machineLine(facts)}\n\n${table}`);
   }
 } finally {
   await cleanUp();

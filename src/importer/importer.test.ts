@@ -42,6 +42,7 @@ import {
   syntheticTime,
   uniswapTokens,
 } from './testing/export-node.js';
+import { assertSameStore, digest } from './testing/store-digest.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'tq-import-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -134,34 +135,6 @@ function expectedViewsOf(rows: readonly ExportRow[]): Map<string, ExpectedToken>
     });
   }
   return views;
-}
-
-/** Everything the API can read of the chain, as comparable JSON. */
-async function digest(
-  store: Store,
-  options: { supplies?: boolean; except?: readonly string[] } = {},
-): Promise<string[]> {
-  const { total } = await store.reader.listTokens('eth', 0, 1);
-  const { tokens } = await store.reader.listTokens('eth', 0, Math.max(total, 1));
-  const out: unknown[] = [];
-  for (const t of [...tokens].sort((a, b) => (a.address < b.address ? -1 : 1))) {
-    if (options.except?.includes(t.address)) continue;
-    const { totalSupply, cap, burnedBalance, ...rest } = t;
-    const transfers = await store.reader.listTransfers('eth', t.address, 0, t.transferCount);
-    out.push({
-      ...rest,
-      ...(options.supplies === false ? {} : { totalSupply, cap, burnedBalance }),
-      transfers,
-    });
-  }
-  return out.map((token) => JSON.stringify(token, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)));
-}
-
-/** Two digests are equal; on a difference, names the first token that differs (not 5 MB of JSON). */
-function assertSameStore(actual: string[], expected: string[], what: string): void {
-  assert.equal(actual.length, expected.length, `${what}: number of tokens`);
-  const i = actual.findIndex((token, k) => token !== expected[k]);
-  if (i !== -1) assert.equal(actual[i]!.slice(0, 2000), expected[i]!.slice(0, 2000), `${what}: token #${i}`);
 }
 
 const nodes: FixtureNode[] = [];

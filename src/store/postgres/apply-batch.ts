@@ -18,6 +18,7 @@ import {
 import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '../chain-activity.js';
 import type { BlockRef, IndexBatch, SeedBalance, TokenMetadata } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
+import { copyBalanceChanges, copyTransfers, stageChanges, type TransferColumns } from './bulk-copy.js';
 import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
 import { writeNeoPart } from './neo-tables.js';
 import { run, runnerOn } from './statements.js';
@@ -62,21 +63,39 @@ async function overlap<T>(inFlight: Promise<unknown> | undefined, prepare: () =>
   return prepared;
 }
 
-/**
- * Parameters of the statement that applies net balance changes and counter updates for the
- * given tokens (`applyChanges`). `replaceDirty` sets the supply mark (rollback) instead of
- * raising it (batch).
- */
-export function prepareChanges(
+/** The rows of `applyChanges`: one per (token, holder) that changes, and one per token. */
+export interface ChangeRows {
+  tokenIds: number[];
+  /** Hex digits of the stored bytes (codec.ts). */
+  holders: string[];
+  deltas: bigint[];
+  /** The holder counts as a holder (not the zero address or `""`). */
+  counts: boolean[];
+  namedCounts: number[];
+  /** Per token: its id, transfers added, supply mark block. */
+  ids: number[];
+  transfers: number[];
+  dirty: (number | null)[];
+  /** Per token: what its changes add to its running sum (store/balance-sums.ts). */
+  sums: bigint[];
+}
+
+/** The rows of the net balance changes and counter updates of the given tokens (`applyChanges`). */
+export function changeRows(
   changes: TokenChange[],
-  replaceDirty: boolean,
   encoded: (address: string) => string = encodeHexDigits,
-): unknown[] {
-  const tokenIds: number[] = [];
-  const holders: string[] = [];
-  const deltas: bigint[] = [];
-  const counts: boolean[] = [];
-  const namedCounts: number[] = [];
+): ChangeRows {
+  const out: ChangeRows = {
+    tokenIds: [],
+    holders: [],
+    deltas: [],
+    counts: [],
+    namedCounts: [],
+    ids: changes.map((c) => c.id),
+    transfers: changes.map((c) => c.transfers),
+    dirty: changes.map((c) => c.dirty),
+    sums: changes.map((c) => balanceSumChange(c.deltas)),
+  };
   for (const { id, deltas: map, named } of changes) {
     const rows: [string, bigint, boolean, number][] = [];
     // Only the rows that change: a balance that moves, or a holder a transfer names.
@@ -90,44 +109,73 @@ export function prepareChanges(
     // Sorted keys walk the (token_id, holder) B-tree in order.
     rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     for (const [holder, delta, count, times] of rows) {
-      tokenIds.push(id);
-      holders.push(holder);
-      deltas.push(delta);
-      counts.push(count);
-      namedCounts.push(times);
+      out.tokenIds.push(id);
+      out.holders.push(holder);
+      out.deltas.push(delta);
+      out.counts.push(count);
+      out.namedCounts.push(times);
     }
   }
+  return out;
+}
+
+/**
+ * Parameters of the statement that applies net balance changes and counter updates for the
+ * given tokens (`applyChanges`). `replaceDirty` sets the supply mark (rollback) instead of
+ * raising it (batch).
+ */
+export function prepareChanges(
+  changes: TokenChange[] | ChangeRows,
+  replaceDirty: boolean,
+  encoded: (address: string) => string = encodeHexDigits,
+): unknown[] {
+  const rows = Array.isArray(changes) ? changeRows(changes, encoded) : changes;
   return [
-    int4Array(tokenIds),
-    byteaArray(holders),
-    numericArray(deltas),
-    boolArray(counts),
-    int4Array(changes.map((c) => c.id)),
-    int8Array(changes.map((c) => c.transfers)),
-    int8Array(changes.map((c) => c.dirty)),
+    int4Array(rows.tokenIds),
+    byteaArray(rows.holders),
+    numericArray(rows.deltas),
+    boolArray(rows.counts),
+    int4Array(rows.ids),
+    int8Array(rows.transfers),
+    int8Array(rows.dirty),
     replaceDirty,
-    int8Array(namedCounts),
+    int8Array(rows.namedCounts),
     // What each token's changes add to its running sum (store/balance-sums.ts).
-    numericArray(changes.map((c) => balanceSumChange(c.deltas))),
+    numericArray(rows.sums),
   ];
 }
 
 /** Runs `applyChanges`, then deletes the balance rows left with nothing (no amount, no transfer). */
 export async function executeChanges(client: pg.PoolClient, params: unknown[]): Promise<void> {
-  const emptied = await run<{ token_id: number; holder: string }>(client, 'applyChanges', params);
-  if (emptied.rows.length > 0) {
+  const emptied = await run<EmptiedRow>(client, 'applyChanges', params);
+  await deleteEmptied(client, emptied.rows);
+}
+
+/** A balance row `applyChanges` left with no amount and no transfer. */
+export interface EmptiedRow {
+  token_id: number;
+  holder: string;
+}
+
+/** Deletes the balance rows `applyChanges` answered as emptied. */
+export async function deleteEmptied(client: pg.PoolClient, emptied: readonly EmptiedRow[]): Promise<void> {
+  if (emptied.length > 0) {
     await run(client, 'deleteEmptied', [
-      int4Array(emptied.rows.map((r) => r.token_id)),
-      byteaArray(emptied.rows.map((r) => r.holder.slice(2))),
+      int4Array(emptied.map((r) => r.token_id)),
+      byteaArray(emptied.map((r) => r.holder.slice(2))),
     ]);
   }
 }
 
-/** Applies `batch` in `client`'s transaction, under the chain's write lock (`lockChain`). */
+/**
+ * Applies `batch` in `client`'s transaction, under the chain's write lock (`lockChain`). Tables
+ * that get at least `copyFromRows` rows from it are written with binary `COPY` (bulk-copy.ts).
+ */
 export async function applyBatchIn(
   client: pg.PoolClient,
   lockChain: LockChain,
   batch: IndexBatch,
+  copyFromRows: number,
 ): Promise<void> {
   const { chain } = batch;
   // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
@@ -189,7 +237,7 @@ export async function applyBatchIn(
   // Every transfer of the work: the batch's own and, on NEO, its asset transfers.
   let count = 0;
   for (const token of tokens) count += token.transfers.length;
-  const columns = {
+  const columns: TransferColumns = {
     tokenId: new Array<number>(count),
     logIndex: new Array<number>(count),
     block: new Array<number>(count),
@@ -240,33 +288,42 @@ export async function applyBatchIn(
   }
   // One statement is in flight while this thread encodes the parameters of the next (see overlap()).
   const inserting =
-    count > 0
-      ? run(client, 'insertTransfers', [
-          int4Array(columns.tokenId),
-          int4Array(columns.logIndex),
-          int8Array(columns.block),
-          int8Array(columns.time),
-          int4Array(columns.txIndex),
-          byteaArray(columns.txHash),
-          byteaArray(columns.from),
-          byteaArray(columns.to),
-          numericArray(columns.value),
-          chain,
-        ])
-      : undefined;
-  const changeParams = await overlap(inserting, () =>
-    changes.length > 0 ? prepareChanges(changes, false, encode) : null,
-  );
+    count === 0
+      ? undefined
+      : count >= copyFromRows
+        ? copyTransfers(client, chain, columns, count)
+        : run(client, 'insertTransfers', [
+            int4Array(columns.tokenId),
+            int4Array(columns.logIndex),
+            int8Array(columns.block),
+            int8Array(columns.time),
+            int4Array(columns.txIndex),
+            byteaArray(columns.txHash),
+            byteaArray(columns.from),
+            byteaArray(columns.to),
+            numericArray(columns.value),
+            chain,
+          ]);
+  // Encoded while the transfers are written: the rows, and the array parameters unless COPYed.
+  const changed = await overlap(inserting, (): { staged: ChangeRows } | { params: unknown[] } | null => {
+    if (changes.length === 0) return null;
+    const rows = changeRows(changes, encode);
+    return rows.tokenIds.length >= copyFromRows ? { staged: rows } : { params: prepareChanges(rows, false) };
+  });
   const balanceChanges = tokens.flatMap((token) => token.changes);
   if (balanceChanges.length > 0) {
     const tokenIds = balanceChanges.map((c) => ids.get(encode(c.token))!);
-    await run(client, 'insertBalanceChanges', [
-      int4Array(tokenIds),
-      int4Array(balanceChanges.map((c) => c.logIndex)),
-      int8Array(balanceChanges.map((c) => c.blockNumber)),
-      byteaArray(balanceChanges.map((c) => encode(c.holder))),
-      numericArray(balanceChanges.map((c) => c.amount)),
-    ]);
+    if (balanceChanges.length >= copyFromRows) {
+      await copyBalanceChanges(client, balanceChanges, tokenIds, encode);
+    } else {
+      await run(client, 'insertBalanceChanges', [
+        int4Array(tokenIds),
+        int4Array(balanceChanges.map((c) => c.logIndex)),
+        int8Array(balanceChanges.map((c) => c.blockNumber)),
+        byteaArray(balanceChanges.map((c) => encode(c.holder))),
+        numericArray(balanceChanges.map((c) => c.amount)),
+      ]);
+    }
     // Journaled like transfers, so a rollback finds their tokens.
     balanceChanges.forEach((c, i) => {
       const entry = `${c.blockNumber}:${tokenIds[i]}`;
@@ -280,7 +337,12 @@ export async function applyBatchIn(
   if (journalBlocks.length > 0) {
     await run(client, 'insertJournal', [chain, int8Array(journalBlocks), int4Array(journalTokens)]);
   }
-  const changing = changeParams === null ? undefined : executeChanges(client, changeParams);
+  const changing =
+    changed === null
+      ? undefined
+      : 'staged' in changed
+        ? stageChanges(client, changed.staged).then((emptied) => deleteEmptied(client, emptied))
+        : executeChanges(client, changed.params);
   const refParams = await overlap(changing, () => {
     if (batch.blocks.length === 0) return null;
     // Last one wins when a block appears twice, as with SQLite's row-by-row upsert.

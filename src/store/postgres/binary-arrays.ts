@@ -93,12 +93,44 @@ export function byteaArray(hexDigits: readonly string[]): Buffer {
 
 const NUMERIC_NEG = 0x4000;
 
+/** Bytes of the binary `numeric` of an integer's decimal text (without its length word). */
+export function numericBytes(text: string): number {
+  const digits = text.length - (text.startsWith('-') ? 1 : 0);
+  return 8 + (text === '0' ? 0 : Math.ceil(digits / 4) * 2);
+}
+
 /**
- * `numeric[]` of exact integers, or NULLs. Each value is written as binary `numeric`: int16
- * digit count, int16 weight (base-10000 exponent of the first digit), uint16 sign, int16 display
- * scale (0: integers), then base-10000 digits, most significant first. The digits come from the
- * decimal text, which V8 produces far faster than repeated BigInt division.
+ * Writes the binary `numeric` of an integer's decimal text at `at`, preceded by its int32 byte
+ * length; answers the offset after it. Layout: int16 digit count, int16 weight (base-10000
+ * exponent of the first digit), uint16 sign, int16 display scale (0: integers), then base-10000
+ * digits, most significant first. The digits come from the decimal text, which V8 produces far
+ * faster than repeated BigInt division.
  */
+export function writeNumeric(buf: Buffer, at: number, text: string): number {
+  const negative = text.startsWith('-');
+  const abs = negative ? text.slice(1) : text;
+  const groups = abs === '0' ? 0 : Math.ceil(abs.length / 4);
+  buf.writeInt32BE(8 + groups * 2, at);
+  buf.writeInt16BE(groups, at + 4);
+  buf.writeInt16BE(groups === 0 ? 0 : groups - 1, at + 6);
+  buf.writeUInt16BE(negative ? NUMERIC_NEG : 0, at + 8);
+  buf.writeInt16BE(0, at + 10);
+  at += 12;
+  // The first group takes the leftover digits, so the others are whole groups of four.
+  let end = abs.length - (groups - 1) * 4;
+  if (groups > 0) {
+    buf.writeInt16BE(Number(abs.slice(0, end)), at);
+    at += 2;
+  }
+  for (let g = 1; g < groups; g++) {
+    buf.writeInt16BE(Number(abs.slice(end, end + 4)), at);
+    end += 4;
+    at += 2;
+  }
+  return at;
+}
+
+/** `numeric[]` of exact integers, or NULLs, each written by {@link writeNumeric}. */
 export function numericArray(values: readonly (bigint | null)[]): Buffer {
   const texts: (string | null)[] = new Array(values.length);
   let body = 0;
@@ -113,8 +145,7 @@ export function numericArray(values: readonly (bigint | null)[]): Buffer {
     }
     const text = value.toString();
     texts[i] = text;
-    const digits = text.length - (value < 0n ? 1 : 0);
-    body += 4 + 8 + (text === '0' ? 0 : Math.ceil(digits / 4) * 2);
+    body += 4 + numericBytes(text);
   }
   const { buf, at: start } = header(OID.numeric, values.length, nulls, body);
   let at = start;
@@ -124,26 +155,7 @@ export function numericArray(values: readonly (bigint | null)[]): Buffer {
       at += 4;
       continue;
     }
-    const negative = text.startsWith('-');
-    const abs = negative ? text.slice(1) : text;
-    const groups = abs === '0' ? 0 : Math.ceil(abs.length / 4);
-    buf.writeInt32BE(8 + groups * 2, at);
-    buf.writeInt16BE(groups, at + 4);
-    buf.writeInt16BE(groups === 0 ? 0 : groups - 1, at + 6);
-    buf.writeUInt16BE(negative ? NUMERIC_NEG : 0, at + 8);
-    buf.writeInt16BE(0, at + 10);
-    at += 12;
-    // The first group takes the leftover digits, so the others are whole groups of four.
-    let end = abs.length - (groups - 1) * 4;
-    if (groups > 0) {
-      buf.writeInt16BE(Number(abs.slice(0, end)), at);
-      at += 2;
-    }
-    for (let g = 1; g < groups; g++) {
-      buf.writeInt16BE(Number(abs.slice(end, end + 4)), at);
-      end += 4;
-      at += 2;
-    }
+    at = writeNumeric(buf, at, text);
   }
   return buf;
 }

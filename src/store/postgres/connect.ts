@@ -28,6 +28,12 @@ export interface PostgresStoreOptions {
   mustExist?: boolean;
   /** Called when this open created tokenquery's tables. */
   onCreate?: () => void;
+  /**
+   * A batch writes the rows of a table with binary `COPY` when it has at least this many for it
+   * (bulk-copy.ts); below, with one `INSERT … SELECT FROM unnest(…)`. Default 1,000. Tests set 0
+   * (always COPY) or `Infinity` (never) to compare the two.
+   */
+  copyFromRows?: number;
 }
 
 const INT8_OID = 20;

@@ -6,6 +6,7 @@
  */
 import type { Store } from '../types.js';
 import { createApiKeys } from './api-keys.js';
+import { DEFAULT_COPY_FROM_ROWS } from './bulk-copy.js';
 import { connectPool, type PostgresStoreOptions } from './connect.js';
 import { createNeoReader, createReader, createScans } from './reads.js';
 import { createWriteTransactions, electWriter } from './transactions.js';
@@ -24,13 +25,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const reader = createReader(pool);
   const neo = createNeoReader(pool);
   const scans = createScans(pool);
-  const writer = createWriter(pool, transactions, reader, scans, neo);
+  const copyFromRows = options.copyFromRows ?? DEFAULT_COPY_FROM_ROWS;
+  const writer = createWriter(pool, transactions, reader, scans, neo, copyFromRows);
 
   const election = createWriterElection({
     url,
     logger,
     elect: electWriter,
-    fencedWriter: (fence) => createWriter(pool, transactions, reader, scans, neo, fence),
+    fencedWriter: (fence) => createWriter(pool, transactions, reader, scans, neo, copyFromRows, fence),
     currentWriter: async (chain) => (await reader.getChainStatus(chain))?.writer ?? null,
   });
 

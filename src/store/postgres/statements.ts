@@ -363,7 +363,54 @@ export const SQL = {
   ...NEO_SQL,
 } as const;
 
+/** The temporary table a large batch COPYs its balance changes into (bulk-copy.ts). */
+export const STAGED_CHANGES_TABLE = 'pg_temp.staged_balance_changes';
+
+/**
+ * `applyChanges` reading the (token, holder) rows from {@link STAGED_CHANGES_TABLE} instead of
+ * its array parameters: the same statement text otherwise (derived from it, so the two cannot
+ * drift apart), its per-token parameters renumbered from `$5…$8` to `$1…$4` and `$10` (the
+ * running sums) to `$5`.
+ */
+function stagedApplyChanges(applyChanges: string): string {
+  const staged = applyChanges.replace(
+    /WITH d AS \([\s\S]*?\), up AS/,
+    `WITH d AS (SELECT token_id, holder, delta, counts, named FROM ${STAGED_CHANGES_TABLE}), up AS`,
+  );
+  const renumbered = staged
+    .replace(/\$([5-8])\b/g, (_, n: string) => `$${Number(n) - 4}`)
+    .replace(/\$10\b/g, '$5');
+  if (staged === applyChanges || /\$(?:[6-9]|\d\d)/.test(renumbered)) {
+    throw new Error('statements.ts: applyChanges changed shape; update stagedApplyChanges');
+  }
+  return renumbered;
+}
+
+export const STAGED_SQL = {
+  createStagedChanges: `
+    CREATE TEMPORARY TABLE IF NOT EXISTS ${STAGED_CHANGES_TABLE.slice('pg_temp.'.length)} (
+      token_id integer NOT NULL, holder bytea NOT NULL, delta numeric NOT NULL, counts boolean NOT NULL,
+      named bigint NOT NULL
+    ) ON COMMIT DELETE ROWS`,
+  applyStagedChanges: stagedApplyChanges(SQL.applyChanges),
+} as const;
+
 export type StatementName = keyof typeof SQL;
+
+/**
+ * `COPY … FROM STDIN (FORMAT binary)` of the bulk rows of a large batch (bulk-copy.ts), in the
+ * column order copy-binary.ts writes them. They run through copy-from.ts, not as prepared
+ * statements.
+ */
+export const COPY_SQL = {
+  transfers:
+    'COPY transfers (token_id, log_index, block_number, time, tx_index, tx_hash, from_addr, to_addr, value) FROM STDIN (FORMAT binary)',
+  addressTransfers:
+    'COPY address_transfers (address, token_id, block_number, log_index, chain) FROM STDIN (FORMAT binary)',
+  balanceChanges:
+    'COPY balance_changes (token_id, log_index, block_number, holder, amount) FROM STDIN (FORMAT binary)',
+  stagedChanges: `COPY ${STAGED_CHANGES_TABLE} (token_id, holder, delta, counts, named) FROM STDIN (FORMAT binary)`,
+} as const;
 
 /** The transfer-page statement, for benchmarks that show its plan. */
 export const LIST_TRANSFERS_SQL: string = SQL.listTransfers;

@@ -31,7 +31,7 @@ import type { WriteFence } from './writer-election.js';
 
 /**
  * The writer over `pool`; its reads of statuses, tokens and NEO tokens are `reader`'s and `neo`'s.
- * With a `fence` (a writer lease's), each write checks that the lease is still the newest election
+ * Batch tables of at least `copyFromRows` rows are written with `COPY` (bulk-copy.ts). With a `fence` (a writer lease's), each write checks that the lease is still the newest election
  * of its chain, and writes no other chain.
  */
 export function createWriter(
@@ -40,6 +40,7 @@ export function createWriter(
   reader: StoreReader,
   scans: Pick<HistoryScans, 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neo: NeoReader,
+  copyFromRows: number,
   fence?: WriteFence,
 ): StoreWriter {
   const onPool = runnerOn(pool);
@@ -54,7 +55,7 @@ export function createWriter(
     },
 
     async applyBatch(batch: IndexBatch): Promise<void> {
-      await transaction((client) => applyBatchIn(client, lockChain, batch), fence);
+      await transaction((client) => applyBatchIn(client, lockChain, batch, copyFromRows), fence);
     },
 
     async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {

@@ -19,6 +19,7 @@
  * the load: its transfers, balances and address views are not readable until the build.
  */
 import type Database from 'better-sqlite3';
+import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch } from '../types.js';
@@ -126,6 +127,7 @@ export function createBulkLoad(
     let k = 0;
     for (const token of work.values()) {
       const id = ids[k++]!;
+      checkOneRowPerLog(token.rows, numbers);
       for (const i of token.rows) {
         const block = numbers[i * 4]!;
         const value = values[i]!;
@@ -290,6 +292,32 @@ export function createBulkLoad(
     append,
     build,
   };
+}
+
+/**
+ * Refuses a token's rows that name one log twice, as the transfers' primary key does on the row
+ * path: `bulk_transfers` has no key, and a duplicate kept there would fail the build, and every
+ * build after it. Rows come in chain order (an import's), so this is one comparison a row; others
+ * are checked by a set.
+ */
+function checkOneRowPerLog(rows: readonly number[], numbers: ArrayLike<number>): void {
+  const block = (i: number) => numbers[i * 4]!;
+  const log = (i: number) => numbers[i * 4 + 1]!;
+  let ordered = true;
+  for (let r = 1; r < rows.length && ordered; r++) {
+    const a = rows[r - 1]!;
+    const b = rows[r]!;
+    ordered = block(a) < block(b) || (block(a) === block(b) && log(a) < log(b));
+  }
+  if (ordered) return;
+  const seen = new Set<string>();
+  for (const i of rows) {
+    const key = `${block(i)}:${log(i)}`;
+    if (seen.has(key)) {
+      throw new TokenqueryError(`a batch names the log ${log(i)} of block ${block(i)} twice for one token`);
+    }
+    seen.add(key);
+  }
 }
 
 /** How often the build logs its progress. */
