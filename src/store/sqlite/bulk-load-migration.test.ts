@@ -3,33 +3,22 @@
  * (its chains without a waiting load), and a bulk load of another chain then works on it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../../internal/logger.js';
 import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
 import { MIGRATIONS } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { previousVersionStore } from './testing/previous-version.js';
-
-const dir = mkdtempSync(join(tmpdir(), 'tokenquery-bulk-migration-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+import { storeBefore } from './testing/previous-version.js';
 
 test('a version-11 SQLite store gains the bulk load table in place, and a bulk load works after it', async () => {
-  const builtPath = join(dir, 'built.sqlite');
-  const path = join(dir, 'v10.sqlite');
   const token = tokenAddress(1);
-  const store = await openSqliteStore({ path: builtPath, logger: silentLogger() });
-  await store.writer.applyBatch(
-    batch({ from: 1, to: 1, transfers: moves(token, 1, [[holder(1), holder(2), 5n]]) }),
+  const { path, version } = await storeBefore('0012_bulk_load', (store) =>
+    store.writer.applyBatch(
+      batch({ from: 1, to: 1, transfers: moves(token, 1, [[holder(1), holder(2), 5n]]) }),
+    ),
   );
-  await store.close();
-
-  const version = MIGRATIONS.findIndex((m) => m.name === '0012_bulk_load');
   assert.equal(version, 11);
-  previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
 
   const upgraded = await openSqliteStore({ path, logger: silentLogger() });
   try {

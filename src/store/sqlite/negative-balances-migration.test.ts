@@ -4,43 +4,32 @@
  * address left out, and the exactness check's read goes through it.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { silentLogger } from '../../internal/logger.js';
 import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
 import { MIGRATIONS, NEGATIVE_BALANCE } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
-import { previousVersionStore } from './testing/previous-version.js';
-
-const dir = mkdtempSync(join(tmpdir(), 'tokenquery-negative-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
+import { storeBefore } from './testing/previous-version.js';
 
 test('a version-9 SQLite store gains the index of its negative balances in place', async () => {
-  const builtPath = join(dir, 'built.sqlite');
-  const path = join(dir, 'v9.sqlite');
   const token = tokenAddress(1);
   const big = 2n ** 70n;
-  const store = await openSqliteStore({ path: builtPath, logger: silentLogger() });
-  await store.writer.applyBatch(
-    batch({
-      from: 1,
-      to: 1,
-      transfers: moves(token, 1, [
-        [ZERO_ADDRESS, holder(1), 3n],
-        [holder(2), holder(3), 5n],
-        [holder(4), holder(3), big],
-      ]),
-    }),
+  const { path, version } = await storeBefore('0010_negative_balances', (store) =>
+    store.writer.applyBatch(
+      batch({
+        from: 1,
+        to: 1,
+        transfers: moves(token, 1, [
+          [ZERO_ADDRESS, holder(1), 3n],
+          [holder(2), holder(3), 5n],
+          [holder(4), holder(3), big],
+        ]),
+      }),
+    ),
   );
-  await store.close();
-
-  const version = MIGRATIONS.findIndex((m) => m.name === '0010_negative_balances');
   assert.equal(version, 9);
-  previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
 
   const upgraded = await openSqliteStore({ path, logger: silentLogger() });
   try {

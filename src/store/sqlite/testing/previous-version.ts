@@ -3,9 +3,15 @@
  * that version, filled from a store built by this version. Later migrations add columns to the
  * tables (and tables of their own), so rows are copied by the columns the older table has.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
 import Database from 'better-sqlite3';
 import { silentLogger } from '../../../internal/logger.js';
-import { type Migration, migrate } from '../migrations.js';
+import type { Store } from '../../types.js';
+import { MIGRATIONS, type Migration, migrate } from '../migrations.js';
+import { openSqliteStore } from '../sqlite-store.js';
 
 /** The columns of `table` in the main database of `db`. */
 function columnsOf(db: Database.Database, table: string): string[] {
@@ -47,4 +53,29 @@ export function previousVersionStore(
   } finally {
     db.close();
   }
+}
+
+/**
+ * The store as the version before migration `name` kept it, holding what `write` writes into a
+ * store of this version: the usual start of an upgrade test. Made in a fresh directory removed
+ * after the test file; answers the file's path and the migration's index (the version it is at).
+ */
+export async function storeBefore(
+  name: string,
+  write: (store: Store) => Promise<void>,
+): Promise<{ path: string; version: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenquery-upgrade-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const builtPath = join(dir, 'built.sqlite');
+  const built = await openSqliteStore({ path: builtPath, logger: silentLogger() });
+  try {
+    await write(built);
+  } finally {
+    await built.close();
+  }
+  const version = MIGRATIONS.findIndex((m) => m.name === name);
+  if (version < 0) throw new Error(`no migration ${name}`);
+  const path = join(dir, `v${version}.sqlite`);
+  previousVersionStore(path, builtPath, MIGRATIONS.slice(0, version));
+  return { path, version };
 }
