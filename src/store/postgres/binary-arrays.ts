@@ -49,18 +49,23 @@ export function int8Array(values: readonly (number | null)[]): Buffer {
   const nulls = values.reduce((n: number, v) => (v === null ? n + 1 : n), 0);
   const { buf, at: start } = header(OID.int8, values.length, nulls > 0, values.length * 12 - nulls * 8);
   let at = start;
-  for (const value of values) {
-    if (value === null) {
-      buf.writeInt32BE(-1, at);
-      at += 4;
-      continue;
-    }
-    if (!Number.isSafeInteger(value)) throw new RangeError(`not a safe integer for bigint: ${value}`);
-    buf.writeInt32BE(8, at);
-    buf.writeBigInt64BE(BigInt(value), at + 4);
-    at += 12;
-  }
+  for (const value of values) at = writeInt8Field(buf, at, value);
   return buf;
+}
+
+/**
+ * Writes one `bigint` field (its length, then 8 bytes; length -1 for NULL) at `at`, as array
+ * elements and binary COPY rows both carry it; answers the offset after it.
+ */
+export function writeInt8Field(buf: Buffer, at: number, value: number | null): number {
+  if (value === null) {
+    buf.writeInt32BE(-1, at);
+    return at + 4;
+  }
+  if (!Number.isSafeInteger(value)) throw new RangeError(`not a safe integer for bigint: ${value}`);
+  buf.writeInt32BE(8, at);
+  buf.writeBigInt64BE(BigInt(value), at + 4);
+  return at + 12;
 }
 
 /** `boolean[]`. */

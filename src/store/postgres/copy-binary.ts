@@ -8,7 +8,7 @@
  * the value in its binary send format; last the int16 trailer -1. Field formats are those of
  * binary-arrays.ts (the same as inside a binary array).
  */
-import { numericBytes, writeNumeric } from './binary-arrays.js';
+import { numericBytes, writeInt8Field, writeNumeric } from './binary-arrays.js';
 
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -88,19 +88,9 @@ export function encodeCopyRows(
           buf.writeInt32BE(column.values[row]!, at + 4);
           at += 8;
           break;
-        case 'int8': {
-          const value = column.values[row]!;
-          if (value === null) {
-            buf.writeInt32BE(-1, at);
-            at += 4;
-            break;
-          }
-          if (!Number.isSafeInteger(value)) throw new RangeError(`not a safe integer for bigint: ${value}`);
-          buf.writeInt32BE(8, at);
-          buf.writeBigInt64BE(BigInt(value), at + 4);
-          at += 12;
+        case 'int8':
+          at = writeInt8Field(buf, at, column.values[row]!);
           break;
-        }
         case 'bool':
           buf.writeInt32BE(1, at);
           buf[at + 4] = column.values[row] ? 1 : 0;
