@@ -139,6 +139,18 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // The indexer's check, on the tokens whose supplies the import reads at its end: one for the
+  // whole import, like the indexer's for its run.
+  const exactness =
+    node === null
+      ? null
+      : createExactnessCheck({
+          chain,
+          store: store.writer,
+          readSupplies: async (addresses, block) =>
+            (await node.supplies(addresses, block)).map((s) => ({ ...s, atBlock: block })),
+          readBalances: (token, holders, block) => node.balances(token, holders, block),
+        });
   let summary: ImportSummary;
   try {
     summary = await importTransfers({
@@ -155,19 +167,7 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
       ...(fromBlock === undefined ? {} : { fromBlock }),
       ...(toBlock === undefined ? {} : { toBlock }),
       ...(batchTransfers === undefined ? {} : { batchTransfers }),
-      ...(node === null
-        ? {}
-        : {
-            // The indexer's check, on the tokens whose supplies the import reads at its end.
-            checkExactness: (supplies, atBlock) =>
-              createExactnessCheck({
-                chain,
-                store: store.writer,
-                readSupplies: async (addresses, block) =>
-                  (await node.supplies(addresses, block)).map((s) => ({ ...s, atBlock: block })),
-                readBalances: (token, holders, block) => node.balances(token, holders, block),
-              }).check(supplies, atBlock),
-          }),
+      ...(exactness === null ? {} : { checkExactness: exactness.check }),
     });
   } finally {
     process.off('SIGINT', stop);
