@@ -13,8 +13,10 @@
  * Mounting needs root (CAP_SYS_ADMIN). Without it the test fails with a message saying so, unless
  * `TOKENQUERY_CHAOS_SKIP_MOUNT=1` opts out (the scenario is then skipped, visibly).
  *
- * CI: ~30k transfers on 1 MiB (full before the first commit), 3 MiB, then 64 MiB. `npm run chaos`: ~100k transfers on 1, 3, then 6 MiB (the disk fills three times:
- * once grown a little, then enough).
+ * A commit that fails on a full disk is retried in batches of half its span (evm-backfill.ts), so
+ * the backfill fills each size to the brim rather than failing on one large batch: the test waits
+ * for a commit after every growth. CI: ~24k transfers on 2, then 5, then 64 MiB. `npm run chaos`:
+ * ~80k transfers on 2, 5, 10, then 256 MiB.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -8,7 +8,7 @@
 import type { EvmSource } from '../chains/evm/types.js';
 import { RangeTooLargeError } from '../chains/jsonrpc/rpc-client.js';
 import { type Settled, settle } from '../internal/async.js';
-import { errorMessage } from '../internal/errors.js';
+import { errorMessage, isDiskFull } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
 import type { BatchSeeds, StoreWriter, TokenMetadata } from '../store/types.js';
 import {
@@ -70,6 +70,22 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
   const minBatchTransfers = Math.min(options.minBatchTransfers ?? 20_000, maxReadyTransfers);
   const maxBatchWaitMs = options.maxBatchWaitMs ?? 200;
   const planner = createRangePlanner({ initial: options.initialRange ?? 100 });
+  // The most blocks one commit (and one fetch) spans. A commit that failed on a full disk is
+  // retried in batches of half its span, down to one block, so a disk with a little room left
+  // still takes the backfill on in pieces instead of failing on one large batch forever; every
+  // commit that succeeds doubles it again. Kept across calls: the indexer's retry calls
+  // `backfill` anew.
+  let spanCap = Number.POSITIVE_INFINITY;
+  const noteCommit = (span: number, outcome: Settled<void>): void => {
+    if (outcome.ok) {
+      if (spanCap !== Number.POSITIVE_INFINITY)
+        spanCap = spanCap >= MAX_SPAN_CAP ? Number.POSITIVE_INFINITY : spanCap * 2;
+    } else if (isDiskFull(outcome.error)) {
+      const cap = Math.max(1, Math.floor(Math.min(spanCap, span) / 2));
+      if (cap < spanCap) logger.debug({ blocks: cap }, 'the disk is full: committing smaller batches');
+      spanCap = cap;
+    }
+  };
 
   async function fetchRange(from: number, to: number): Promise<FetchedRange> {
     // The first block's parent and the last block's hash, read beside the logs: consecutive ranges
@@ -123,7 +139,7 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
     // Commits in flight, oldest first. A store that applies batches in call order (the SQLite
     // writer thread) gets the next batch while it commits one, so it never waits for this thread
     // to notice a commit ended and build the next batch; any other store gets one at a time.
-    const committing: Promise<Settled<void>>[] = [];
+    const committing: { span: number; outcome: Promise<Settled<void>> }[] = [];
     const commitDepth = store.ordersBatches === true ? 2 : 1;
     // Small batches cost more per transfer (every touched balance is written once per batch), so
     // a commit waits for `minBatchTransfers`, unless nothing more is coming or the wait gets long.
@@ -132,26 +148,30 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
       inflight.length === 0 ||
       performance.now() - readySince >= maxBatchWaitMs;
     const startCommit = (): void => {
-      const batch = mergeRanges(ready);
-      ready = [];
-      readyTransfers = 0;
+      let taken = 1;
+      while (taken < ready.length && ready[taken]!.to - ready[0]!.from + 1 <= spanCap) taken += 1;
+      const batch = mergeRanges(ready.slice(0, taken));
+      ready = ready.slice(taken);
+      readyTransfers -= batch.transfers.length;
+      readySince = performance.now();
       // Balance rows may wait for a later batch while more of the backfill is coming; the last
       // batch writes them all (see IndexBatch.deferBalances).
-      const deferBalances = cursor <= target || inflight.length > 0;
-      committing.push(
-        settle(
+      const deferBalances = cursor <= target || inflight.length > 0 || ready.length > 0;
+      committing.push({
+        span: batch.to - batch.from + 1,
+        outcome: settle(
           commit(batch, { toBlockHash: batch.toHash, blocks: [], deferBalances }).then(() => {
             transfersDone += batch.transfers.length;
             progress?.update({ block: batch.to, transfers: transfersDone });
           }),
         ),
-      );
+      });
     };
 
     try {
       while (!signal.aborted) {
         while (inflight.length < concurrency && cursor <= target && readyTransfers < maxReadyTransfers) {
-          const to = Math.min(cursor + planner.size - 1, target);
+          const to = Math.min(cursor + Math.min(planner.size, spanCap) - 1, target);
           inflight.push(launch(cursor, to));
           cursor = to + 1;
         }
@@ -162,12 +182,13 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
         // Whichever settles first: the oldest fetch, or the oldest commit in flight.
         const waits: Promise<'fetch' | 'commit'>[] = [];
         if (head !== undefined) waits.push(head.result.then(() => 'fetch' as const));
-        if (oldestCommit !== undefined) waits.push(oldestCommit.then(() => 'commit' as const));
+        if (oldestCommit !== undefined) waits.push(oldestCommit.outcome.then(() => 'commit' as const));
         const first = await Promise.race(waits);
         if (signal.aborted) break;
         if (first === 'commit' && oldestCommit !== undefined) {
-          const outcome: Settled<void> = await oldestCommit;
+          const outcome: Settled<void> = await oldestCommit.outcome;
           committing.shift();
+          noteCommit(oldestCommit.span, outcome);
           if (!outcome.ok) throw outcome.error;
           continue;
         }
@@ -202,7 +223,8 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
       // must start from the checkpoint it writes).
       let committed = true;
       for (const pending of committing) {
-        const outcome: Settled<void> = await pending;
+        const outcome: Settled<void> = await pending.outcome;
+        noteCommit(pending.span, outcome);
         committed &&= outcome.ok;
         if (!outcome.ok && !signal.aborted)
           logger.debug({ error: errorMessage(outcome.error) }, 'commit failed');
@@ -221,6 +243,9 @@ export function createEvmBackfill(options: EvmBackfillOptions): EvmBackfill {
 
   return { backfill };
 }
+
+/** A span cap this large is no cap: the disk took batches this long again after being full. */
+const MAX_SPAN_CAP = 1 << 20;
 
 /**
  * Consecutive fetched ranges as one: the transfers stay in chain order, each new token once.

@@ -28,7 +28,7 @@ import { FatalIndexerError } from '../internal/errors.js';
 import { silentLogger } from '../internal/logger.js';
 import { waitFor } from '../internal/testing/wait.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import type { Store, TransferRecord } from '../store/types.js';
+import type { IndexBatch, Store, StoreWriter, TransferRecord } from '../store/types.js';
 import { createEvmIndexer } from './evm-indexer.js';
 
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -36,8 +36,15 @@ const tmp = mkdtempSync(join(tmpdir(), 'tq-anvil-'));
 after(() => rmSync(tmp, { recursive: true, force: true }));
 const logger = silentLogger();
 
-/** Runs an in-process indexer on `url` into a fresh store until stopped. */
-async function startIndexer(url: string, db: string, options: { finalityDepth: number }) {
+/**
+ * Runs an in-process indexer on `url` into a fresh store until stopped. `writer` may stand in
+ * front of the store's writer (a fault to inject).
+ */
+async function startIndexer(
+  url: string,
+  db: string,
+  options: { finalityDepth: number; writer?: (writer: StoreWriter) => StoreWriter },
+) {
   const store = await openSqliteStore({ path: join(tmp, db), logger });
   const controller = new AbortController();
   const source = createEvmSource({ rpc: createRpcClient({ url, logger, retryBaseMs: 5 }), logger });
@@ -50,7 +57,7 @@ async function startIndexer(url: string, db: string, options: { finalityDepth: n
       pollIntervalMs: 20,
     },
     source,
-    store: store.writer,
+    store: options.writer?.(store.writer) ?? store.writer,
     logger,
     signal: controller.signal,
     tty: false,
@@ -230,6 +237,52 @@ describe('indexer against a real anvil node', () => {
       );
     } finally {
       await indexer.stop();
+    }
+  });
+});
+
+describe('indexer on a nearly full disk', () => {
+  test('a backfill whose batches do not fit goes on in smaller ones, and ends exact', async () => {
+    // A chain of its own, short enough that the halvings (each after the loop's backoff) are few.
+    const anvil = await startAnvil();
+    const diskFull = () => Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    // A disk with room for two blocks at a time: larger batches fail as SQLite fails on a full disk.
+    const spans: { blocks: number; ok: boolean }[] = [];
+    let indexer: Awaited<ReturnType<typeof startIndexer>> | undefined;
+    try {
+      const tokens = await deployDemoTokens(anvil.url);
+      await sendTransfers(anvil.url, tokens, { count: 16, seed: 5 });
+      indexer = await startIndexer(anvil.url, 'nearly-full.sqlite', {
+        finalityDepth: 0,
+        writer: (writer) =>
+          new Proxy(writer, {
+            get(target, key, receiver) {
+              if (key !== 'applyBatch') return Reflect.get(target, key, receiver);
+              return async (batch: IndexBatch) => {
+                const blocks = batch.toBlock - batch.fromBlock + 1;
+                spans.push({ blocks, ok: blocks <= 2 });
+                if (blocks > 2) throw diskFull();
+                await target.applyBatch(batch);
+              };
+            },
+          }),
+      });
+      await caughtUp(indexer.store, anvil.url);
+      await assertStoreMatchesNode(
+        indexer.store,
+        anvil.url,
+        tokens.map((t) => t.address),
+      );
+      const refused = spans.filter((s) => !s.ok);
+      assert.ok(refused.length >= 1, `no batch was refused: ${JSON.stringify(spans)}`);
+      // Each refusal halves the span (never back up to the refused one before a success).
+      for (let i = 1; i < spans.length; i++) {
+        if (!spans[i - 1]!.ok && spans[i]!.blocks > 1)
+          assert.ok(spans[i]!.blocks <= spans[i - 1]!.blocks / 2, `spans: ${JSON.stringify(spans)}`);
+      }
+    } finally {
+      await indexer?.stop();
+      await anvil.stop();
     }
   });
 });

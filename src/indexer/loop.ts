@@ -9,11 +9,11 @@ import { RpcError, RpcTransportError } from '../chains/jsonrpc/errors.js';
 import type { ChainConfig } from '../config/types.js';
 import { backoffDelay, sleep } from '../internal/async.js';
 import {
-  DISK_FULL,
   type ErrorClass,
   errorClassOf,
   errorMessage,
   FatalIndexerError,
+  isDiskFull,
   isStoreUnavailable,
 } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
@@ -174,14 +174,7 @@ export function errorClass(error: unknown): ErrorClass {
   if (error instanceof RpcError) return 'rpc error';
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
   // Before the store's other errors: a full disk is the operator's to fix, and says nothing secret.
-  if (
-    code === 'SQLITE_FULL' ||
-    code === 'ENOSPC' ||
-    code === '53100' ||
-    DISK_FULL.test(errorMessage(error))
-  ) {
-    return 'disk full';
-  }
+  if (isDiskFull(error)) return 'disk full';
   if (isStoreUnavailable(error)) return 'database unreachable';
   if (typeof code === 'string' && (/^[0-9A-Z]{5}$/.test(code) || code.startsWith('SQLITE_'))) {
     return 'database error';

@@ -55,8 +55,15 @@ const NETWORK_FAULT =
   /\b(ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|EPIPE|fetch failed|socket hang up|unreachable|connection (refused|terminated|reset|closed))\b/i;
 const TIMEOUT = /\b(timed out|timeout|ETIMEDOUT)\b/i;
 /** The store's disk is full: SQLite's SQLITE_FULL, the OS's ENOSPC, PostgreSQL's 53100 (`could not extend file`). */
-export const DISK_FULL =
+const DISK_FULL =
   /\b(disk is full|database or disk is full|SQLITE_FULL|ENOSPC|no space left on device|could not extend file|53100)\b/i;
+/** Whether an error says the store's disk is full, by its code where it has one, else by its words. */
+export function isDiskFull(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return (
+    code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100' || DISK_FULL.test(errorMessage(error))
+  );
+}
 const DATABASE =
   /\b(postgres(ql)?|sqlite\w*|database|SQL|SQLSTATE|relation|deadlock|too many clients|password authentication|writer lease)\b|:5432\b/i;
 const RPC =
