@@ -19,6 +19,7 @@ import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '..
 import type { BlockRef, IndexBatch, SeedBalance, TokenMetadata } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
 import { copyBalanceChanges, copyTransfers, stageChanges, type TransferColumns } from './bulk-copy.js';
+import { ensureChainPartition } from './chain-partitions.js';
 import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
 import { writeNeoPart } from './neo-tables.js';
 import { run, runnerOn } from './statements.js';
@@ -218,6 +219,7 @@ export async function applyBatchIn(
       fresh.push(token);
     }
     if (fresh.length > 0) {
+      await ensureChainPartition(client, chain);
       const inserted = await run<{ id: number; address: string }>(client, 'insertTokens', [
         chain,
         byteaArray(fresh.map((t) => encode(t.address))),

@@ -4,7 +4,9 @@ import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { upgradeAddressIndex } from './address-migration.js';
 import { BALANCE_SUMS_SQL, fillBalanceSums } from './balance-sum-migration.js';
+import { CHAIN_PARTITIONS_SQL, partitionByChain } from './chain-partitions.js';
 import { encodeHex } from './codec.js';
+import { MIGRATION_LOCK_KEY } from './migration-lock.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
 
 /** The rows of `balances_negative` (migration 0010), repeated by the query that reads it. */
@@ -18,13 +20,6 @@ export interface Migration {
   /** Runs after `sql` in the same transaction: a step that fills what `sql` made, in chunks, with progress logged. */
   fill?: (client: pg.ClientBase, logger: Logger) => Promise<void>;
 }
-
-/**
- * Key of the transaction-level advisory lock that serializes migrations between processes
- * (`tokenq` in ASCII). Advisory locks are per database, so stores in different schemas of one
- * database merely take turns.
- */
-export const MIGRATION_LOCK_KEY = 0x746f6b656e71n;
 
 /** Table that records applied steps, in the store's schema (the first of `search_path`). */
 export const MIGRATIONS_TABLE = 'tokenquery_migrations';
@@ -40,8 +35,9 @@ export const MIGRATIONS_TABLE = 'tokenquery_migrations';
  * - `transfers` is keyed (token_id, block_number, log_index): a token's newest-first page is one
  *   backward scan of the primary key, at any table size. Columns are ordered so that no
  *   alignment padding is needed: 4+4+8+8+4 bytes of fixed width, then the variable ones.
- * - Token ids are `integer`: 4 bytes saved on every transfer and balance, and 2^31 tokens is
- *   far above any chain's count.
+ * - Token ids are `integer`: 4 bytes saved on every transfer and balance. Since
+ *   `0012_chain_partitions` each chain draws them from a range of its own (2^24 ids), and the
+ *   history tables are partitioned by those ranges, one partition per chain (chain-partitions.ts).
  * - `tokens_by_rank` serves the token list order (holders desc, transfers desc, address asc).
  * - `balances` keeps 10% free space per page (from when its updates were HOT; since
  *   `0007_address_index` indexes the amount, they are not).
@@ -251,6 +247,15 @@ export const MIGRATIONS: readonly Migration[] = [
     name: '0011_balance_sums',
     sql: BALANCE_SUMS_SQL,
     fill: fillBalanceSums,
+  },
+  {
+    // One partition per chain of the tables that hold its history (issue #17; chain-partitions.ts):
+    // each chain draws its token ids from a range of its own, so the partitions are ranges of
+    // `token_id` and no key changes. A store of the previous version is renumbered and copied into
+    // them in place.
+    name: '0012_chain_partitions',
+    sql: CHAIN_PARTITIONS_SQL,
+    fill: partitionByChain,
   },
 ];
 

@@ -269,7 +269,7 @@ if (unreachable !== null) {
         bad.tokens.push({ address: OTHER, name: 'Other', symbol: 'OTH', decimals: 0 });
         await assert.rejects(
           store.writer.applyBatch(bad),
-          /duplicate key value violates unique constraint "transfers_pkey"/,
+          /duplicate key value violates unique constraint "transfers_eth_pkey"/,
         );
         assert.deepEqual(await tableCounts(url), before);
         assert.equal((await store.writer.getCheckpoint('eth'))?.block, 1);

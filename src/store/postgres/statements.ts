@@ -5,6 +5,7 @@
  */
 import type pg from 'pg';
 import { HOLDER_PREDICATE } from './address-migration.js';
+import { inChainRange, TOKEN_ID_BITS } from './chain-partitions.js';
 import { NEGATIVE_BALANCE } from './migrations.js';
 import { NEO_SQL } from './neo-tables.js';
 
@@ -86,11 +87,18 @@ export const SQL = {
     WHERE chain = $1`,
 
   knownTokens: 'SELECT id, address FROM tokens WHERE chain = $1 AND address = ANY($2::bytea[])',
-  // ORDER BY ord: ids follow first appearance in the batch, as in SQLite (tokensNeedingSupply breaks ties by id).
+  // Ids from the chain's own range (chain-partitions.ts), in order of first appearance in the
+  // batch, as in SQLite (tokensNeedingSupply breaks ties by id). The batch's caller holds the
+  // chain's write lock, so nobody else draws from the range meanwhile.
   insertTokens: `
-    INSERT INTO tokens (chain, address, name, symbol, decimals, first_block)
-    SELECT $1, address, name, symbol, decimals, first_block
-    FROM unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[])
+    WITH drawn AS (
+      UPDATE chain_partitions SET next_token = next_token + cardinality($2::bytea[])
+      WHERE chain = $1
+      RETURNING ordinal * ${2 ** TOKEN_ID_BITS} + (next_token - cardinality($2::bytea[])) AS first
+    )
+    INSERT INTO tokens (id, chain, address, name, symbol, decimals, first_block)
+    SELECT drawn.first + u.ord - 1, $1, address, name, symbol, decimals, first_block
+    FROM drawn, unnest($2::bytea[], $3::bytea[], $4::bytea[], $5::bigint[], $6::bigint[])
       WITH ORDINALITY AS u(address, name, symbol, decimals, first_block, ord)
     ORDER BY ord
     RETURNING id, address`,
@@ -287,7 +295,7 @@ export const SQL = {
   listAddressBalances: `
     SELECT t.address, t.name, t.symbol, t.decimals, b.amount AS holding_amount, b.transfer_count AS holding_transfers
     FROM balances AS b JOIN tokens AS t ON t.id = b.token_id
-    WHERE b.holder = $2 AND b.amount > 0 AND t.chain = $1
+    WHERE b.holder = $2 AND b.amount > 0 AND t.chain = $1 AND ${inChainRange('b.token_id', '$1')}
     ORDER BY t.holder_count DESC, t.transfer_count DESC, t.address ASC`,
   /*
    * An address's page like listTransfers': the keys from an index-only range of
