@@ -76,8 +76,9 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
   const m = r.memory;
   const shapeLine =
     `${int(b.transfers)} SYNTHETIC transfers (\`src/importer/testing/synthetic-export.ts\`, seed ${o.shape.seed}) of ` +
-    `${int(o.shape.tokens)} tokens (token k about 1/(k+1) as busy as token 0: the busiest has about 13% of all ` +
-    `transfers) among ${int(o.shape.holders)} holders, 100 per block; the baseline store is the same generator's ` +
+    `${int(o.shape.tokens)} tokens shaped like a chain (\`activity: 'chain'\`: 3 whale tokens with a tenth of all transfers, ` +
+    `the other tokens and the addresses Zipf-skewed, rank k about 1/(k+1) as busy as the first) among ` +
+    `${int(o.shape.holders)} addresses, ${o.shape.perBlock ?? 100} per block; the baseline store is the same generator's ` +
     `first ${int(s.transfers)}.`;
   const built = b.built.reused
     ? `The ${int(b.transfers)}-transfer store was reused from \`${r.cacheDir}\` (built ${b.built.facts.builtAt}; its import took ${fixed(b.built.facts.importSeconds / 60, 1)} min).`

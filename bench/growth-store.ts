@@ -3,7 +3,17 @@
 // node. The large store takes many minutes to import on a busy machine, so it is kept in the OS
 // temporary directory under a name made of its parameters and reused by later runs.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -30,7 +40,13 @@ export interface StoreShape {
   seed: number;
   /** The address benchmark's extremes (synthetic-export.ts); growth has none. */
   spotlight?: SyntheticSpotlight;
+  /** synthetic-export.ts's defaults when absent (100 per block, uniform holders). */
+  perBlock?: number;
+  activity?: 'uniform' | 'chain';
 }
+
+/** The prefix of every cached store's directory in the OS temporary directory. */
+const CACHE_PREFIX = 'tokenquery-bench-growth-';
 
 /** What was learnt about a store when it was built (kept beside a cached store). */
 export interface StoreFacts {
@@ -80,10 +96,47 @@ export function cacheDirFor(shape: StoreShape): string {
     walletTokens + busyTransfers + tokenHolders > 0
       ? `-w${walletTokens}-b${busyTransfers}-h${tokenHolders}`
       : '';
+  const activity = shape.activity === 'chain' ? `-chain${shape.perBlock ?? 100}` : '';
   return join(
     tmpdir(),
-    `tokenquery-bench-growth-${shape.transfers}-${shape.holders}-${shape.tokens}-s${shape.seed}${spotlight}-v${MIGRATIONS.length}`,
+    `${CACHE_PREFIX}${shape.transfers}-${shape.holders}-${shape.tokens}-s${shape.seed}${spotlight}${activity}-v${MIGRATIONS.length}`,
   );
+}
+
+/** Every cached store (growth, address-ops), with its size: `npm run bench -- clean` removes them. */
+export function cachedStores(): { dir: string; bytes: number }[] {
+  return readdirSync(tmpdir())
+    .filter((name) => name.startsWith(CACHE_PREFIX))
+    .map((name) => {
+      const dir = join(tmpdir(), name);
+      const bytes = readdirSync(dir).reduce((sum, file) => sum + statSync(join(dir, file)).size, 0);
+      return { dir, bytes };
+    });
+}
+
+/**
+ * Bytes a store of `transfers` may take while it is imported: the file at up to 550 bytes a
+ * transfer (414–514 measured on chain-shaped exports, docs/benchmarks.md) and the build's WAL and
+ * sort spills, as large again.
+ */
+export function importDiskBytes(transfers: number): number {
+  return transfers * 550 * 2;
+}
+
+/**
+ * Refuses, in one line, a store that would not fit on the temporary directory's disk with 10 GB
+ * to spare (the machine must stay usable).
+ */
+export function checkDiskFor(transfers: number): void {
+  const { bavail, bsize } = statfsSync(tmpdir());
+  const free = bavail * bsize;
+  const needed = importDiskBytes(transfers) + 10e9;
+  if (free < needed) {
+    throw new Error(
+      `a ${transfers.toLocaleString('en-US')}-transfer store needs about ${(needed / 1e9).toFixed(0)} GB free in ${tmpdir()} ` +
+        `(10 GB of it spare); ${(free / 1e9).toFixed(0)} GB are: free some (\`npm run bench -- clean\` removes the cached stores) or choose fewer --growth-rows`,
+    );
+  }
 }
 
 /** The cached store of this shape, built first when missing (or left half-built by an interrupted run). */
@@ -96,6 +149,7 @@ export async function cachedStore(shape: StoreShape, log: (line: string) => void
     if (facts.transfers === shape.transfers) return { path, facts, reused: true };
   }
   rmSync(dir, { recursive: true, force: true });
+  checkDiskFor(shape.transfers);
   mkdirSync(dir, { recursive: true });
   const partial = join(dir, 'building.sqlite');
   try {

@@ -18,8 +18,9 @@ import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
-import { runGrowthBench } from './growth.js';
+import { growthShape, runGrowthBench } from './growth.js';
 import { renderGrowth } from './growth-report.js';
+import { cachedStores } from './growth-store.js';
 import { renderImport, runImportBench } from './import.js';
 import { runImportPostgresBench } from './import-postgres.js';
 import { type NeoReport, runNeoBench } from './neo.js';
@@ -53,9 +54,10 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
   postgres        the PostgreSQL store
   realtime        following the head (--realtime-blocks)
   ponder          against Ponder on the same chain
-  growth          a 10M-transfer store against a 100k one (--growth-rows)
+  growth          a 10M-transfer store against a 100k one, shaped like a chain (--growth-rows)
   address-ops     the address operations and token holders with wrk (--address-rows, --wrk-seconds)
   address-ab REF  Address Token Balances, uncached: this tree against the commit REF (same options)
+  clean           remove the stores growth and address-ops keep in the OS temporary directory
 
 Options:
   --reps N  --duration S  --warmup S  --connections N  --profile  --no-write
@@ -114,10 +116,11 @@ if (
     'backfill-ab',
     'address-ops',
     'address-ab',
+    'clean',
   ].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, import-pg, postgres, realtime, ponder, growth, address-ops, address-ab, or nothing for all but backfill-large, backfill-ab, import, import-pg, postgres, realtime, ponder, growth, address-ops and address-ab`,
+    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, import-pg, postgres, realtime, ponder, growth, address-ops, address-ab, clean, or nothing for all but backfill-large, backfill-ab, import, import-pg, postgres, realtime, ponder, growth, address-ops and address-ab`,
   );
   process.exit(2);
 }
@@ -133,6 +136,13 @@ if (which === 'address-ops' || which === 'address-ab') {
   }
 }
 const log = (line: string): void => console.error(`[bench] ${line}`);
+if (which === 'clean') {
+  const stores = cachedStores();
+  for (const { dir } of stores) rmSync(dir, { recursive: true, force: true });
+  const bytes = stores.reduce((sum, store) => sum + store.bytes, 0);
+  console.log(`removed ${stores.length} cached benchmark stores (${(bytes / 1e9).toFixed(1)} GB)`);
+  process.exit(0);
+}
 
 const facts = machineFacts();
 const workDir = mkdtempSync(join(tmpdir(), 'tokenquery-bench-'));
@@ -296,7 +306,7 @@ try {
   if (which === 'growth') {
     const report = await runGrowthBench(
       {
-        shape: { transfers: Number(values['growth-rows']), holders: 500_000, tokens: 1_000, seed: 1 },
+        shape: growthShape(Number(values['growth-rows'])),
         baseTransfers: 100_000,
         connections: Number(values.connections),
         durationSeconds: 10,

@@ -143,4 +143,45 @@ describe('synthetic exports', () => {
       await node.close();
     }
   });
+
+  test("'chain' activity: whales hold a tenth of the transfers, tokens and addresses are Zipf-skewed, 20 million addresses cost nothing", () => {
+    const options: SyntheticExportOptions = {
+      transfers: 60_000,
+      holders: 20_000_000,
+      tokens: 100_000,
+      seed: 5,
+      perBlock: 200,
+      activity: 'chain',
+    };
+    const generated = createSyntheticExport(options);
+    const again = createSyntheticExport(options);
+    assert.deepEqual(generated.block(generated.lastBlock), again.block(again.lastBlock));
+    const tokens = new Map<string, number>();
+    const addresses = new Map<string, number>();
+    for (let n = generated.firstBlock; n <= generated.lastBlock; n++) {
+      const rows = generated.block(n);
+      assert.equal(rows.length, 200);
+      for (const t of rows) {
+        tokens.set(t.token, (tokens.get(t.token) ?? 0) + 1);
+        for (const a of [t.from, t.to]) if (a !== ZERO_ADDRESS) addresses.set(a, (addresses.get(a) ?? 0) + 1);
+      }
+    }
+    const count = (token: number) => tokens.get(generated.tokenAddresses[token]!) ?? 0;
+    const whales = count(0) + count(1) + count(2);
+    assert.ok(Math.abs(whales / options.transfers - 0.1) < 0.005, `whales: ${whales}`);
+    // After the whales, rank k about 1/(k+1) as busy as the first: token 3 about twice token 4's
+    // and ten times token 12's.
+    assert.ok(count(3) > 1.6 * count(4) && count(3) < 2.4 * count(4), `${count(3)} / ${count(4)}`);
+    assert.ok(count(3) > 7 * count(12) && count(3) < 13 * count(12), `${count(3)} / ${count(12)}`);
+    // The busiest address is the first rank, and is in a few percent of the transfers; most
+    // addresses appear once.
+    const busiest = [...addresses].sort((a, b) => b[1] - a[1])[0]!;
+    assert.equal(busiest[0], generated.holderAddress(0));
+    assert.ok(
+      busiest[1] > 0.03 * options.transfers && busiest[1] < 0.15 * options.transfers,
+      `${busiest[1]}`,
+    );
+    const once = [...addresses.values()].filter((n) => n === 1).length;
+    assert.ok(once > addresses.size / 2, `${once} of ${addresses.size} once`);
+  });
 });

@@ -13,6 +13,11 @@
  * address; amounts up to 10^21. Balances may go negative (no balance is tracked while
  * generating); the store keeps them exactly and does not count them as holders.
  *
+ * `activity: 'chain'` is issue #17's shape of a real chain instead: a few whale tokens with
+ * {@link WHALE_SHARE} of all transfers between them, the other tokens and every address picked
+ * with Zipf weights (rank k about 1/(k+1) as often as rank 0), the addresses made from their rank
+ * as they are picked (never held in memory, so 20 million of them cost nothing).
+ *
  * `spotlight` (off by default, and then the output is the same bytes as without the option) weaves
  * in the extremes the address benchmarks need (issue #16): a wallet holding many tokens, a busy
  * address in a large share of all transfers, a token with very many holders.
@@ -40,7 +45,14 @@ export interface SyntheticExportOptions {
   order?: 'sorted' | 'shuffled';
   /** Extreme addresses and a widely held token for the address benchmarks. Default: none. */
   spotlight?: SyntheticSpotlight;
+  /** 'uniform' (holders drawn uniformly) or 'chain' (whales, Zipf tokens and addresses). Default 'uniform'. */
+  activity?: 'uniform' | 'chain';
+  /** 'chain' only: the whale tokens (the first ones). Default 3. */
+  whales?: number;
 }
+
+/** 'chain' activity: the whale tokens' share of all transfers. */
+export const WHALE_SHARE = 0.1;
 
 /**
  * Transfers rewritten at evenly spread positions of the stream (the rest keep their plain rows, so
@@ -100,8 +112,10 @@ export interface SyntheticExport {
   readonly blocks: number;
   readonly firstBlock: number;
   readonly lastBlock: number;
-  /** Holder and token addresses. */
+  /** Holder and token addresses (holders: made on first use; see `holderAddress` for large exports). */
   readonly holderAddresses: readonly string[];
+  /** The address of holder rank `index` (0 ≤ index < holders). */
+  holderAddress(index: number): string;
   readonly tokenAddresses: readonly string[];
   readonly spotlight: SpotlightAddresses;
   /** The `index`th fresh address of the token-holders spotlight. */
@@ -132,8 +146,11 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     fullColumns: true,
     order: 'sorted',
     spotlight: {},
+    activity: 'uniform',
+    whales: 3,
     ...input,
   };
+  const chain = options.activity === 'chain';
   const { transfers, perBlock, logsPerTx, startBlock, seed } = options;
   if (transfers < 0 || options.holders < 1 || options.tokens < 1 || perBlock < 1 || logsPerTx < 1) {
     throw new RangeError('synthetic export: transfers >= 0, holders, tokens, perBlock and logsPerTx >= 1');
@@ -143,8 +160,24 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     const next = mulberry32(mix(seed, kind));
     return Array.from({ length: count }, () => `0x${hexWords(next, 5)}`);
   };
-  const holderAddresses = addresses(1, options.holders);
+  // 'uniform' draws its holders from one list (as it always has: the same bytes); 'chain' makes
+  // each from its rank.
+  let holderList: string[] | undefined;
+  const holderAddress = (index: number): string => {
+    if (!chain) {
+      holderList ??= addresses(1, options.holders);
+      return holderList[index]!;
+    }
+    return `0x${hexWords(mulberry32(mix(seed ^ 0x4a0d1e55, index)), 5)}`;
+  };
   const tokenAddresses = addresses(2, options.tokens);
+  const whales = chain ? Math.min(options.whales, options.tokens - 1) : 0;
+  if (chain && (!Number.isInteger(options.whales) || options.whales < 0 || options.tokens < 2)) {
+    throw new RangeError("synthetic export: 'chain' activity needs whales >= 0 and tokens >= 2");
+  }
+  /** A Zipf rank below `count` (weight about 1/(k+1)) from a uniform 32-bit draw: log-uniform. */
+  const zipfRank = (r: number, count: number): number =>
+    Math.min(count - 1, Math.floor((count + 1) ** (r / 2 ** 32)) - 1);
   const spotlight: SpotlightAddresses = {
     wallet: addresses(4, 1)[0]!,
     busy: addresses(5, 1)[0]!,
@@ -162,6 +195,13 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     cumulative.push(total);
   }
   const pickToken = (r: number): string => {
+    if (chain) {
+      // The whales first, by the low share of the draw, then Zipf over the other tokens.
+      const u = r / 2 ** 32;
+      if (u < WHALE_SHARE && whales > 0) return tokenAddresses[Math.floor((u / WHALE_SHARE) * whales)]!;
+      const rest = options.tokens - whales;
+      return tokenAddresses[whales + zipfRank(((u - WHALE_SHARE) / (1 - WHALE_SHARE)) * 2 ** 32, rest)]!;
+    }
     const x = (r / 2 ** 32) * total;
     let lo = 0;
     let hi = cumulative.length - 1;
@@ -184,8 +224,10 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     for (let log = 0; log < count; log++) {
       if (log % logsPerTx === 0) txHash = `0x${hexWords(next, 8)}`;
       const mint = next() % 50 === 0;
-      const from = mint ? ZERO : holderAddresses[next() % holderAddresses.length]!;
-      const to = holderAddresses[next() % holderAddresses.length]!;
+      const pickHolder = (r: number) =>
+        holderAddress(chain ? zipfRank(r, options.holders) : r % options.holders);
+      const from = mint ? ZERO : pickHolder(next());
+      const to = pickHolder(next());
       // Up to ~10^21: three words of 2^32, truncated.
       const value = ((BigInt(next()) << 38n) + (BigInt(next()) << 6n) + BigInt(next() % 64)).toString();
       const row = { token: pickToken(next()), from, to, value };
@@ -252,7 +294,10 @@ export function createSyntheticExport(input: SyntheticExportOptions): SyntheticE
     blocks,
     firstBlock: startBlock,
     lastBlock: startBlock + blocks - 1,
-    holderAddresses,
+    get holderAddresses() {
+      return Array.from({ length: options.holders }, (_, i) => holderAddress(i));
+    },
+    holderAddress,
     tokenAddresses,
     spotlight,
     airdropAddress,
