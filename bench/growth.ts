@@ -129,15 +129,15 @@ export async function runGrowthBench(
   // ---- API under load ----
   const txPath = (token: string, page: number, size: number) =>
     `/vipapi/eth/token/tokentrans/${token}/${page}/${size}`;
-  // Page 1 of the 60 busiest tokens, sizes 11–50 (every one has 50+ transfers in the small store
-  // too), and pages 26–50 × sizes 26–50 of the 3 whales (each has 3,000+ there): rotations far
+  // Page 1 of the 100 busiest tokens, sizes 11–50 (every one has 50+ transfers in the small store
+  // too), and pages 21–50 × sizes 26–50 of the 3 whales (each has 3,000+ there): rotations far
   // beyond the response cache's 32 MiB, so every request is a miss and reads the store.
   const variedFirst: string[] = [];
   for (let size = 11; size <= 50; size++)
-    for (const token of tokens.slice(0, 60)) variedFirst.push(txPath(token, 1, size));
+    for (const token of tokens.slice(0, 100)) variedFirst.push(txPath(token, 1, size));
   const variedDeep: string[] = [];
   for (let size = 26; size <= 50; size++)
-    for (let page = 26; page <= 50; page++)
+    for (let page = 21; page <= 50; page++)
       for (const token of tokens.slice(0, 3)) variedDeep.push(txPath(token, page, size));
   const infoAll = tokens.map((t) => `/vipapi/eth/token/${t}`);
   const listPages = Array.from({ length: 20 }, (_, i) => `/vipapi/eth/tokens/${i + 1}/50`);
@@ -155,12 +155,12 @@ export async function runGrowthBench(
     },
     { name: 'Token List, page 1 (size 50)', server: 'serve', paths: ['/vipapi/eth/tokens/1/50'] },
     {
-      name: 'Transaction List, page 1 of the 60 busiest tokens × sizes 11–50 (varied)',
+      name: 'Transaction List, page 1 of the 100 busiest tokens × sizes 11–50 (varied)',
       server: 'serve',
       paths: variedFirst,
     },
     {
-      name: 'Transaction List, pages 26–50 × sizes 26–50 of the 3 whale tokens (varied)',
+      name: 'Transaction List, pages 21–50 × sizes 26–50 of the 3 whale tokens (varied)',
       server: 'serve',
       paths: variedDeep,
     },
