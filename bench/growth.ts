@@ -98,6 +98,7 @@ export async function runGrowthBench(
   checkDiskFor(shape.transfers);
   const tokens = createSyntheticExport(shape).tokenAddresses.slice(0, REQUESTED_TOKENS);
   const busiest = tokens[0]!;
+  const busyAddress = createSyntheticExport(shape).holderAddress(0);
   const keys = { small: createKey(small.built.path, workDir), big: createKey(big.built.path, workDir) };
   const bareBodyPath = join(workDir, 'bare-body.json');
 
@@ -176,6 +177,38 @@ export async function runGrowthBench(
       paths: [txPath(busiest, 50, 50)],
     },
     { name: 'Token List, pages 1–20 (size 50) in turn', server: 'uncached', paths: listPages },
+    // Issue #16's operations on the busiest address (Zipf rank 0, in about 8% of all transfers)
+    // and the busiest whale token: the same work on both stores (a full page each).
+    {
+      name: 'Address Transfers, busiest address, page 1 (size 50)',
+      server: 'uncached',
+      paths: [`/vipapi/eth/address/tokentrans/${busyAddress}/1/50`],
+    },
+    {
+      name: 'Address Transfers, busiest address, page 50 (size 50, offset 2,450)',
+      server: 'uncached',
+      paths: [`/vipapi/eth/address/tokentrans/${busyAddress}/50/50`],
+    },
+    {
+      name: 'Address Token Transfers, busiest address and token, page 1 (size 50)',
+      server: 'uncached',
+      paths: [`/vipapi/eth/address/tokentrans/${busyAddress}/${busiest}/1/50`],
+    },
+    {
+      name: 'Address Token Balance, busiest address and token',
+      server: 'uncached',
+      paths: [`/vipapi/eth/address/tokenbalance/${busyAddress}/${busiest}`],
+    },
+    {
+      name: 'Token Holders, busiest token, page 1 (size 50)',
+      server: 'uncached',
+      paths: [`/vipapi/eth/token/holders/${busiest}/1/50`],
+    },
+    {
+      name: 'Token Holders, busiest token, page 10 (size 50, offset 450)',
+      server: 'uncached',
+      paths: [`/vipapi/eth/token/holders/${busiest}/10/50`],
+    },
   ];
 
   const children: ChildHandle<ApiServerChildReady>[] = [];
