@@ -52,11 +52,18 @@ export interface MemoryResult {
   errors: number;
 }
 
-/** SQLite objects (dbstat names) of the balances and of the address views, as the size rows group them. */
-const BALANCE_OBJECTS = ['balances', 'balances_by_rank', 'balances_by_holder', 'balances_negative'] as const;
+/**
+ * Tables and indexes as the size rows group them, by their names in either backend (SQLite's
+ * `dbstat`; PostgreSQL's catalog, where a primary key is an index apart from its table).
+ */
+const TRANSFER_OBJECTS = ['transfers', 'transfers_pkey'] as const;
+const BALANCE_OBJECTS = ['balances', 'balances_pkey'] as const;
+const BALANCE_INDEXES = ['balances_by_rank', 'balances_by_holder', 'balances_negative'] as const;
 const ADDRESS_OBJECTS = [
   'address_transfers',
+  'address_transfers_pkey',
   'address_transfers_all',
+  'address_transfers_newest',
   'addresses',
   'addresses_by_address',
 ] as const;
@@ -72,7 +79,11 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
   const groupBytes = (x: StoreReport, names: readonly string[]) =>
     names.reduce((sum, name) => sum + objectBytes(x, name), 0);
   const restBytes = (x: StoreReport) =>
-    x.bytes - groupBytes(x, ['transfers', ...BALANCE_OBJECTS, ...ADDRESS_OBJECTS]);
+    x.bytes -
+    groupBytes(x, [...TRANSFER_OBJECTS, ...BALANCE_OBJECTS, ...BALANCE_INDEXES, ...ADDRESS_OBJECTS]);
+  const present = (names: readonly string[]) =>
+    names.filter((name) => b.built.facts.objects.some((obj) => obj.name === name)).join(', ');
+  const postgres = o.backend === 'postgres';
   const su = { bare: median(r.startup.bare), small: median(r.startup.small), big: median(r.startup.big) };
   const cpu = {
     bare: median(r.startupCpu.bare),
@@ -102,11 +113,11 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     '',
     `| | baseline: ${short(s.transfers)} store | ${short(b.transfers)} store | ratio ${short(b.transfers)} / ${short(s.transfers)} | target |`,
     '|---|---|---|---|---|',
-    `| SQLite file (main + WAL), bytes per transfer | ${fixed(perTransfer(s), 0)} (${mib(s.bytes)}) | **${fixed(perTransfer(b), 0)}** (${mib(b.bytes)}) | ${fixed(perTransfer(b) / perTransfer(s))} | ≤ 200 at ${short(b.transfers)}: ${verdict(perTransfer(b) <= 200)} |`,
-    `| of which \`transfers\` (table, its key is the only index) | ${fixed(objectBytes(s, 'transfers') / s.transfers, 0)} | ${fixed(objectBytes(b, 'transfers') / b.transfers, 0)} | | |`,
-    `| of which \`balances\` | ${fixed(objectBytes(s, 'balances') / s.transfers, 0)} (${fixed(s.built.facts.balanceRows / s.transfers, 2)} rows per transfer) | ${fixed(objectBytes(b, 'balances') / b.transfers, 0)} (${fixed(b.built.facts.balanceRows / b.transfers, 2)} rows per transfer) | | |`,
-    `| of which \`balances\`' indexes (${BALANCE_OBJECTS.slice(1).join(', ')}) | ${fixed(groupBytes(s, BALANCE_OBJECTS.slice(1)) / s.transfers, 0)} | ${fixed(groupBytes(b, BALANCE_OBJECTS.slice(1)) / b.transfers, 0)} | | |`,
-    `| of which the address views (${ADDRESS_OBJECTS.join(', ')}) | ${fixed(groupBytes(s, ADDRESS_OBJECTS) / s.transfers, 0)} | ${fixed(groupBytes(b, ADDRESS_OBJECTS) / b.transfers, 0)} | | |`,
+    `| ${postgres ? 'PostgreSQL database (`pg_database_size`)' : 'SQLite file (main + WAL)'}, bytes per transfer | ${fixed(perTransfer(s), 0)} (${mib(s.bytes)}) | **${fixed(perTransfer(b), 0)}** (${mib(b.bytes)}) | ${fixed(perTransfer(b) / perTransfer(s))} | ≤ 200 at ${short(b.transfers)}: ${verdict(perTransfer(b) <= 200)} |`,
+    `| of which ${present(TRANSFER_OBJECTS)} | ${fixed(groupBytes(s, TRANSFER_OBJECTS) / s.transfers, 0)} | ${fixed(groupBytes(b, TRANSFER_OBJECTS) / b.transfers, 0)} | | |`,
+    `| of which ${present(BALANCE_OBJECTS)} | ${fixed(groupBytes(s, BALANCE_OBJECTS) / s.transfers, 0)} (${fixed(s.built.facts.balanceRows / s.transfers, 2)} rows per transfer) | ${fixed(groupBytes(b, BALANCE_OBJECTS) / b.transfers, 0)} (${fixed(b.built.facts.balanceRows / b.transfers, 2)} rows per transfer) | | |`,
+    `| of which ${present(BALANCE_INDEXES)} | ${fixed(groupBytes(s, BALANCE_INDEXES) / s.transfers, 0)} | ${fixed(groupBytes(b, BALANCE_INDEXES) / b.transfers, 0)} | | |`,
+    `| of which the address views (${present(ADDRESS_OBJECTS)}) | ${fixed(groupBytes(s, ADDRESS_OBJECTS) / s.transfers, 0)} | ${fixed(groupBytes(b, ADDRESS_OBJECTS) / b.transfers, 0)} | | |`,
     `| everything else (tokens and their indexes, chains, keys, free pages, …) | ${fixed(restBytes(s) / s.transfers, 1)} | ${fixed(restBytes(b) / b.transfers, 1)} | | |`,
     `| start-up: spawn to first 200 (median of ${r.startup.small.length}) | ${ms(su.small)} | **${ms(su.big)}** | ${fixed(su.big / su.small)} | ≤ 1 s at ${short(b.transfers)}: ${verdict(su.big <= 1000)} |`,
     `| start-up against the floor, a bare \`node -e\` HTTP server (${ms(su.bare)}) | ${fixed(su.small / su.bare)} | ${fixed(su.big / su.bare)} | | |`,

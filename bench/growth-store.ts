@@ -62,6 +62,7 @@ export interface StoreFacts {
 }
 
 export interface BuiltStore {
+  /** A SQLite file, or a `postgres://` URL (growth-postgres.ts). */
   path: string;
   facts: StoreFacts;
   /** True when a cached store from an earlier run was used. */
@@ -163,11 +164,36 @@ export async function cachedStore(shape: StoreShape, log: (line: string) => void
   }
 }
 
-/** Imports the synthetic export of `shape` into a new SQLite file at `path`. */
+/** What a store holds, once imported (`importSeconds` and `builtAt` are added by `buildStore`). */
+export type ReadFacts = (location: string) => Promise<Omit<StoreFacts, 'importSeconds' | 'builtAt'>>;
+
+/** A SQLite store's facts: rows, and bytes per table and index from `dbstat`. */
+async function sqliteFacts(path: string): Promise<Omit<StoreFacts, 'importSeconds' | 'builtAt'>> {
+  // Read-write, so that closing it removes the WAL again (a read-only connection leaves one behind).
+  const db = new Database(path);
+  try {
+    const objects = db
+      .prepare<[], { name: string; bytes: number }>(
+        'SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC',
+      )
+      .all();
+    const balanceRows = db.prepare<[], number>('SELECT count(*) FROM balances').pluck().get()!;
+    const transfers = db
+      .prepare<[], number>("SELECT transfer_count FROM chains WHERE chain = 'eth'")
+      .pluck()
+      .get()!;
+    return { transfers, balanceRows, objects };
+  } finally {
+    db.close();
+  }
+}
+
+/** Imports the synthetic export of `shape` into a new store at `path` (a SQLite file, or an empty PostgreSQL database with `readFacts` from growth-postgres.ts). */
 export async function buildStore(
   path: string,
   shape: StoreShape,
   log: (line: string) => void,
+  readFacts: ReadFacts = sqliteFacts,
 ): Promise<StoreFacts> {
   const options: SyntheticExportOptions = { ...shape, order: 'sorted' };
   const generated = createSyntheticExport(options);
@@ -227,21 +253,5 @@ export async function buildStore(
     await node.close();
   }
   const importSeconds = (performance.now() - started) / 1000;
-  // Read-write, so that closing it removes the WAL again (a read-only connection leaves one behind).
-  const db = new Database(path);
-  try {
-    const objects = db
-      .prepare<[], { name: string; bytes: number }>(
-        'SELECT name, sum(pgsize) AS bytes FROM dbstat GROUP BY name ORDER BY bytes DESC',
-      )
-      .all();
-    const balanceRows = db.prepare<[], number>('SELECT count(*) FROM balances').pluck().get()!;
-    const transfers = db
-      .prepare<[], number>("SELECT transfer_count FROM chains WHERE chain = 'eth'")
-      .pluck()
-      .get()!;
-    return { transfers, balanceRows, objects, importSeconds, builtAt: new Date().toISOString() };
-  } finally {
-    db.close();
-  }
+  return { ...(await readFacts(path)), importSeconds, builtAt: new Date().toISOString() };
 }

@@ -11,6 +11,7 @@ import { createSyntheticExport } from '../src/importer/testing/synthetic-export.
 import { combine, load, type Slice, type Target } from './api.js';
 import type { ApiServerChildInput, ApiServerChildReady } from './api-server-child.js';
 import { type ChildHandle, fixed, int, median, startChild } from './common.js';
+import { cachedPostgresStore, freshPostgresStore, postgresBytes } from './growth-postgres.js';
 import { type GrowthCase, type GrowthReport, mb, type StoreReport } from './growth-report.js';
 import {
   answer,
@@ -24,6 +25,7 @@ import {
   startServe,
 } from './growth-servers.js';
 import {
+  type BuiltStore,
   buildStore,
   cacheDirFor,
   cachedStore,
@@ -33,8 +35,10 @@ import {
 } from './growth-store.js';
 
 export interface GrowthBenchOptions {
-  /** The large store (cached in the OS temporary directory). */
+  /** The large store (cached in the OS temporary directory, or as a database: growth-postgres.ts). */
   shape: StoreShape;
+  /** Where both stores are: SQLite files, or databases on TOKENQUERY_TEST_POSTGRES's server. */
+  backend: 'sqlite' | 'postgres';
   /** Transfers of the baseline store: the same generator's first rows, built fresh every run. */
   baseTransfers: number;
   connections: number;
@@ -71,29 +75,56 @@ export async function runGrowthBench(
 ): Promise<GrowthReport> {
   const { shape, workDir } = options;
   const started = performance.now();
-  const built = await cachedStore(shape, log);
+  const postgres = options.backend === 'postgres';
+  const built = postgres ? await cachedPostgresStore(shape, log) : await cachedStore(shape, log);
   log(
     built.reused
       ? `growth: reusing the ${int(shape.transfers)}-transfer store built ${built.facts.builtAt} (${cacheDirFor(shape)})`
       : `growth: ${int(shape.transfers)}-transfer store imported in ${fixed(built.facts.importSeconds, 0)} s`,
   );
   const smallShape = { ...shape, transfers: options.baseTransfers };
-  const smallPath = join(workDir, 'growth-small.sqlite');
-  const smallFacts = await buildStore(smallPath, smallShape, log);
+  let smallStore: BuiltStore;
+  let dropSmall = async (): Promise<void> => {};
+  if (postgres) {
+    const fresh = await freshPostgresStore(smallShape, log);
+    smallStore = fresh.store;
+    dropSmall = fresh.drop;
+  } else {
+    const path = join(workDir, 'growth-small.sqlite');
+    smallStore = { path, facts: await buildStore(path, smallShape, log), reused: false };
+  }
+  try {
+    return await measureGrowth(options, smallStore, built, started, log);
+  } finally {
+    await dropSmall();
+  }
+}
+
+async function measureGrowth(
+  options: GrowthBenchOptions,
+  smallStore: BuiltStore,
+  built: BuiltStore,
+  started: number,
+  log: (line: string) => void,
+): Promise<GrowthReport> {
+  const { shape, workDir } = options;
+  const postgres = options.backend === 'postgres';
   log(
-    `growth: ${int(options.baseTransfers)}-transfer store imported in ${fixed(smallFacts.importSeconds, 1)} s`,
+    `growth: ${int(options.baseTransfers)}-transfer store imported in ${fixed(smallStore.facts.importSeconds, 1)} s`,
   );
+  const bytesOf = (path: string) => (postgres ? postgresBytes(path) : Promise.resolve(storeBytes(path)));
   const small: StoreReport = {
     transfers: options.baseTransfers,
-    bytes: storeBytes(smallPath),
-    built: { path: smallPath, facts: smallFacts, reused: false },
+    bytes: await bytesOf(smallStore.path),
+    built: smallStore,
   };
-  const big: StoreReport = { transfers: shape.transfers, bytes: storeBytes(built.path), built };
+  const big: StoreReport = { transfers: shape.transfers, bytes: await bytesOf(built.path), built };
   log(
-    `growth: SQLite ${fixed(small.bytes / small.transfers, 0)} bytes/transfer (small), ${fixed(big.bytes / big.transfers, 0)} (large), after ${fixed((performance.now() - started) / 1000, 0)} s`,
+    `growth: ${postgres ? 'PostgreSQL' : 'SQLite'} ${fixed(small.bytes / small.transfers, 0)} bytes/transfer (small), ${fixed(big.bytes / big.transfers, 0)} (large), after ${fixed((performance.now() - started) / 1000, 0)} s`,
   );
-  // Both files are read once, so that both start from the OS page cache: the figures leave out the disk.
-  for (const path of [small.built.path, big.built.path]) await readThrough(path);
+  // Both files are read once, so that both start from the OS page cache: the figures leave out the
+  // disk. (A PostgreSQL store was just written or read through its server's cache: not done there.)
+  if (!postgres) for (const path of [small.built.path, big.built.path]) await readThrough(path);
 
   checkDiskFor(shape.transfers);
   const tokens = createSyntheticExport(shape).tokenAddresses.slice(0, REQUESTED_TOKENS);
@@ -360,7 +391,7 @@ export async function runGrowthBench(
     memory,
     bigServePeakDuringApi,
     bareBodyBytes: Buffer.byteLength(pageBody),
-    cacheDir: cacheDirFor(shape),
+    cacheDir: postgres ? built.path : cacheDirFor(shape),
     loadAtEnd: loadavg()[0] ?? 0,
   };
 }

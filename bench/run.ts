@@ -19,6 +19,7 @@ import type { BackfillChildInput, BackfillChildResult } from './backfill-child.j
 import { type BenchChain, prepareChain } from './chain.js';
 import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } from './common.js';
 import { growthShape, runGrowthBench } from './growth.js';
+import { dropCachedPostgresStores } from './growth-postgres.js';
 import { renderGrowth } from './growth-report.js';
 import { cachedStores } from './growth-store.js';
 import { renderImport, runImportBench } from './import.js';
@@ -61,7 +62,8 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
 
 Options:
   --reps N  --duration S  --warmup S  --connections N  --profile  --no-write
-  --import-rows N  --realtime-blocks N  --growth-rows N  --address-rows N  --wrk-seconds S
+  --import-rows N  --realtime-blocks N  --growth-rows N  --growth-backend sqlite|postgres
+  --address-rows N  --wrk-seconds S
   --help          this text`;
 
 function parseCommandLine() {
@@ -81,6 +83,8 @@ function parseCommandLine() {
         'realtime-blocks': { type: 'string', default: '80' },
         /** `growth` only: transfers of the large store (the baseline store has 100,000). */
         'growth-rows': { type: 'string', default: '10000000' },
+        /** `growth` only: sqlite, or postgres (databases on TOKENQUERY_TEST_POSTGRES's server). */
+        'growth-backend': { type: 'string', default: 'sqlite' },
         /** `address-ops` only: transfers of its store (a tenth of them name the busy address, a tenth are the airdrops). */
         'address-rows': { type: 'string', default: '10000000' },
         /** `address-ops` only: seconds of each wrk run. */
@@ -140,8 +144,15 @@ if (which === 'clean') {
   const stores = cachedStores();
   for (const { dir } of stores) rmSync(dir, { recursive: true, force: true });
   const bytes = stores.reduce((sum, store) => sum + store.bytes, 0);
-  console.log(`removed ${stores.length} cached benchmark stores (${(bytes / 1e9).toFixed(1)} GB)`);
+  const databases = await dropCachedPostgresStores();
+  console.log(
+    `removed ${stores.length} cached benchmark stores (${(bytes / 1e9).toFixed(1)} GB) and ${databases} PostgreSQL databases`,
+  );
   process.exit(0);
+}
+if (which === 'growth' && !['sqlite', 'postgres'].includes(values['growth-backend'])) {
+  console.error(`--growth-backend is sqlite or postgres, not "${values['growth-backend']}"`);
+  process.exit(2);
 }
 
 const facts = machineFacts();
@@ -307,6 +318,7 @@ try {
     const report = await runGrowthBench(
       {
         shape: growthShape(Number(values['growth-rows'])),
+        backend: values['growth-backend'] as 'sqlite' | 'postgres',
         baseTransfers: 100_000,
         connections: Number(values.connections),
         durationSeconds: 10,
