@@ -60,12 +60,21 @@ export async function runBackfillAb(
 ): Promise<string> {
   const other = buildOf(options.ref, log);
   const sides = [
-    { name: 'this tree', childUrl: './backfill-child.js', ratios: [] as number[], cpu: [] as number[] },
+    {
+      name: 'this tree',
+      childUrl: './backfill-child.js',
+      ratios: [] as number[],
+      cpu: [] as number[],
+      rss: [] as number[],
+      perTransfer: [] as number[],
+    },
     {
       name: options.ref,
       childUrl: other.childUrl('backfill-child.js'),
       ratios: [] as number[],
       cpu: [] as number[],
+      rss: [] as number[],
+      perTransfer: [] as number[],
     },
   ];
   const base = {
@@ -93,22 +102,30 @@ export async function runBackfillAb(
         const ratio = indexer.items / indexer.seconds / (baseline.items / baseline.seconds);
         side.ratios.push(ratio);
         side.cpu.push(perItem(indexer) / perItem(baseline));
+        side.perTransfer.push(perItem(indexer));
+        side.rss.push(indexer.peakRssBytes / 2 ** 20);
         log(
           `pair ${i + 1}/${options.reps}, ${side.name}: ratio ${fixed(ratio)}, ` +
-            `CPU per transfer ${fixed(perItem(indexer))} µs = ${fixed(perItem(indexer) / perItem(baseline))} × the baseline client's`,
+            `CPU per transfer ${fixed(perItem(indexer))} µs = ${fixed(perItem(indexer) / perItem(baseline))} × the baseline client's, ` +
+            `peak RSS ${Math.round(indexer.peakRssBytes / 2 ** 20)} MiB (baseline ${Math.round(baseline.peakRssBytes / 2 ** 20)})`,
         );
       }
     }
   } finally {
     other.remove();
   }
+  const rangeOf = (values: number[], digits: number): string =>
+    `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`;
   const range = (values: number[]): string =>
     `${fixed(median(values))} (${fixed(Math.min(...values))}–${fixed(Math.max(...values))})`;
   return [
     `Backfill, this tree against ${options.ref}: ${options.reps} interleaved pairs on one chain.`,
     '',
-    "| build | ratio to the bare client (median, range) | indexer CPU per transfer over the baseline client's per log |",
-    '|---|---|---|',
-    ...sides.map((side) => `| ${side.name} | ${range(side.ratios)} | ${range(side.cpu)} |`),
+    "| build | ratio to the bare client (median, range) | indexer CPU per transfer over the baseline client's per log | indexer CPU per transfer, µs | indexer peak RSS, MiB |",
+    '|---|---|---|---|---|',
+    ...sides.map(
+      (side) =>
+        `| ${side.name} | ${range(side.ratios)} | ${range(side.cpu)} | ${range(side.perTransfer)} | ${rangeOf(side.rss, 0)} |`,
+    ),
   ].join('\n');
 }

@@ -147,6 +147,14 @@ async function indexer(input: BackfillChildInput): Promise<BackfillChildResult> 
     // indexer) first, the writer thread among the last.
     const seconds = threadCpuSince(threadsStart).filter((s) => s > 0);
     process.stderr.write(`[threads] CPU s: ${seconds.map((s) => s.toFixed(2)).join(' ')}\n`);
+    // What the peak RSS held, as far as this thread sees it (the writer thread's heap and SQLite's
+    // page caches are in the rest).
+    const { rss: peakRss, heapTotal, heapUsed, external, arrayBuffers } = rss.atPeak();
+    const mb = (bytes: number): string => `${Math.round(bytes / 2 ** 20)}`;
+    process.stderr.write(
+      `[memory] MiB at the peak: RSS ${mb(peakRss)}, this thread's heap ${mb(heapTotal)} (used ${mb(heapUsed)}), ` +
+        `external ${mb(external)} (array buffers ${mb(arrayBuffers)}), the rest ${mb(peakRss - heapTotal - external)}\n`,
+    );
   }
   if (finishedAt === 0) {
     const status = await store.reader.getChainStatus('eth');

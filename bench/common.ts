@@ -105,20 +105,26 @@ export function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 }
 
-/** Samples `process.memoryUsage().rss` every `everyMs` and keeps the peak. */
-export function rssSampler(everyMs = 10): { peak(): number; stop(): number } {
-  let peak = process.memoryUsage().rss;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
-  }, everyMs);
+/**
+ * Samples `process.memoryUsage()` every `everyMs` and keeps the peak RSS, and the whole sample it
+ * was seen in (`atPeak`: this thread's heap and the process's external memory at that moment).
+ */
+export function rssSampler(everyMs = 10): { peak(): number; stop(): number; atPeak(): NodeJS.MemoryUsage } {
+  let atPeak = process.memoryUsage();
+  const sample = (): void => {
+    const usage = process.memoryUsage();
+    if (usage.rss > atPeak.rss) atPeak = usage;
+  };
+  const timer = setInterval(sample, everyMs);
   timer.unref();
   return {
-    peak: () => Math.max(peak, process.memoryUsage().rss),
+    peak: () => Math.max(atPeak.rss, process.memoryUsage().rss),
     stop() {
       clearInterval(timer);
-      peak = Math.max(peak, process.memoryUsage().rss);
-      return peak;
+      sample();
+      return atPeak.rss;
     },
+    atPeak: () => atPeak,
   };
 }
 

@@ -62,7 +62,7 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
 
 Options:
   --reps N  --duration S  --warmup S  --connections N  --profile  --no-write
-  --import-rows N  --realtime-blocks N  --growth-rows N  --growth-backend sqlite|postgres
+  --large  --import-rows N  --realtime-blocks N  --growth-rows N  --growth-backend sqlite|postgres
   --address-rows N  --wrk-seconds S
   --help          this text`;
 
@@ -89,6 +89,8 @@ function parseCommandLine() {
         'address-rows': { type: 'string', default: '10000000' },
         /** `address-ops` only: seconds of each wrk run. */
         'wrk-seconds': { type: 'string', default: '3' },
+        /** `backfill-ab` only: on the 1,000,000-transfer chain of `backfill-large`. */
+        large: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
     });
@@ -219,7 +221,7 @@ try {
     sections.ponder = renderPonder(report, machineLine(facts));
   }
   if (which === 'backfill-ab') {
-    chain = await prepareChain(CHAIN);
+    chain = await prepareChain(values.large ? LARGE_CHAIN : CHAIN);
     log(`chain ready in ${chain.setupSeconds.toFixed(1)} s, head ${chain.head}`);
     const table = await runBackfillAb(
       chain,

@@ -16,6 +16,14 @@ const ENTRY_ROWS = 128;
 /** Address ids the writer keeps at most (about 150 bytes each). */
 const ADDRESS_IDS_KEPT = 500_000;
 
+/**
+ * A batch's entries as {@link AddressEntries.take} gives them: four numbers each (address id,
+ * token id, block, log index). 32-bit when every number fits, as they do on any chain today:
+ * a backfill keeps up to a million transfers' entries waiting (balances.ts), and halving them
+ * is a large share of its peak memory.
+ */
+export type EntryPart = Uint32Array | Float64Array;
+
 /** The writer's address ids and `address_transfers` entries over one connection. */
 export interface AddressEntries {
   /** The ids of `addresses` (distinct) on `chain`, in their order; addresses never seen get new ids. */
@@ -23,12 +31,12 @@ export interface AddressEntries {
   /** Buffers one entry of the transaction's batch, until {@link take}. */
   add(addressId: number, tokenId: number, block: number, logIndex: number): void;
   /** The entries buffered since the last take (four numbers each), which are then forgotten. */
-  take(): Float64Array;
+  take(): EntryPart;
   /**
    * Writes `parts` (from {@link take}) in key order; `replay` ignores entries stored already (a
    * replay after a crash may find some: a store upgraded while balances lagged has them all).
    */
-  write(parts: readonly Float64Array[], replay?: boolean): void;
+  write(parts: readonly EntryPart[], replay?: boolean): void;
   /** Forgets entries buffered by a transaction that failed before taking them. */
   discard(): void;
   /** Forgets the cached ids: a transaction that made some failed, or another connection wrote. */
@@ -170,33 +178,34 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
     },
 
     take() {
-      const taken = pending.slice(0, filled);
+      const used = pending.subarray(0, filled);
       filled = 0;
-      return taken;
+      let high = 0;
+      for (let i = 0; i < used.length; i++) if (used[i]! > high) high = used[i]!;
+      return high <= 0xffff_ffff ? Uint32Array.from(used) : used.slice();
     },
 
     write(parts, replay = false) {
       const rows = replay ? replayedEntries : entries;
       rows.discard();
-      let count = 0;
+      // Entry `g` of all the parts together is entry `g - firsts[p]` of part `p`: the parts are
+      // read where they are (a copy of them all would double a flush's memory).
+      const firsts = new Float64Array(parts.length + 1);
       let maxId = 0;
       let minId = Number.MAX_SAFE_INTEGER;
-      for (const part of parts) {
-        count += part.length / 4;
+      parts.forEach((part, p) => {
+        firsts[p + 1] = firsts[p]! + part.length / 4;
         for (let i = 0; i < part.length; i += 4) {
           if (part[i]! > maxId) maxId = part[i]!;
           if (part[i]! < minId) minId = part[i]!;
         }
-      }
+      });
+      const count = firsts[parts.length]!;
       if (count === 0) return;
-      const all = parts.length === 1 ? parts[0]! : new Float64Array(count * 4);
-      if (all !== parts[0]) {
-        let at = 0;
-        for (const part of parts) {
-          all.set(part, at);
-          at += part.length;
-        }
-      }
+      const idOf = (g: number): number => {
+        const p = partOf(firsts, g);
+        return parts[p]![(g - firsts[p]!) * 4]!;
+      };
       // Written in key order: each insert then lands next to the one before, in B-tree pages the
       // statement just touched, instead of anywhere in the table and its index. By address id,
       // then the order they came in (a batch's transfers are grouped by token, in log order).
@@ -208,30 +217,40 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
       const range = maxId - minId + 1;
       if (range <= 4 * count + 65_536) {
         const starts = new Uint32Array(range + 1);
-        for (let i = 0; i < count; i++) starts[all[i * 4]! - minId + 1]!++;
+        for (const part of parts) for (let i = 0; i < part.length; i += 4) starts[part[i]! - minId + 1]!++;
         for (let id = 1; id <= range; id++) starts[id]! += starts[id - 1]!;
         const sorted = new Uint32Array(count);
-        for (let i = 0; i < count; i++) sorted[starts[all[i * 4]! - minId]!++] = i;
+        let g = 0;
+        for (const part of parts) {
+          for (let i = 0; i < part.length; i += 4) sorted[starts[part[i]! - minId]!++] = g++;
+        }
         order = sorted;
       } else if (maxId * count < 2 ** 53) {
         const keys = new Float64Array(count);
-        for (let i = 0; i < count; i++) keys[i] = all[i * 4]! * count + i;
+        let g = 0;
+        for (const part of parts) {
+          for (let i = 0; i < part.length; i += 4, g++) keys[g] = part[i]! * count + g;
+        }
         keys.sort();
         for (let k = 0; k < count; k++) keys[k] = keys[k]! % count;
         order = keys;
       } else {
-        order = Uint32Array.from({ length: count }, (_, i) => i).sort(
-          (a, b) => all[a * 4]! - all[b * 4]! || a - b,
-        );
+        order = Uint32Array.from({ length: count }, (_, i) => i).sort((a, b) => idOf(a) - idOf(b) || a - b);
       }
+      // The parts of consecutive entries in key order: found by a binary search, but first
+      // asked of the part of the entry before.
+      let p = 0;
       for (let k = 0; k < count; k++) {
-        const i = order[k]! * 4;
+        const g = order[k]!;
+        if (g < firsts[p]! || g >= firsts[p + 1]!) p = partOf(firsts, g);
+        const part = parts[p]!;
+        const i = (g - firsts[p]!) * 4;
         const at = rows.next();
-        const p = rows.params;
-        p[at] = all[i];
-        p[at + 1] = all[i + 1];
-        p[at + 2] = all[i + 2];
-        p[at + 3] = all[i + 3];
+        const params = rows.params;
+        params[at] = part[i];
+        params[at + 1] = part[i + 1];
+        params[at + 2] = part[i + 2];
+        params[at + 3] = part[i + 3];
       }
       rows.flush();
     },
@@ -259,4 +278,16 @@ export function createAddressEntries(db: Database.Database): AddressEntries {
       for (const id of ids) if (id !== undefined) removeEntries.run(id, tokenId, toBlock);
     },
   };
+}
+
+/** The part `p` whose entries hold entry `g` of them all: `firsts[p] <= g < firsts[p + 1]`. */
+function partOf(firsts: Float64Array, g: number): number {
+  let low = 0;
+  let high = firsts.length - 2;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (firsts[mid]! <= g) low = mid;
+    else high = mid - 1;
+  }
+  return low;
 }

@@ -9,7 +9,7 @@
 import type Database from 'better-sqlite3';
 import { balanceSumChange } from '../balance-sums.js';
 import { NON_HOLDERS, namedCounts, netBalanceChanges, netChanges, type TokenWork } from '../batch-plan.js';
-import type { AddressEntries } from './address-transfers.js';
+import type { AddressEntries, EntryPart } from './address-transfers.js';
 import type { BalanceChangeTable } from './balance-changes.js';
 import { createBalanceSums } from './balance-sums.js';
 import { distinctList } from './batch-wire.js';
@@ -69,7 +69,7 @@ export interface BatchBalances {
   /** Transfers of the batch (for the bound on what a replay would read). */
   transfers: number;
   /** Deferred: the batch's `address_transfers` entries (`AddressEntries.take`), written later. */
-  entries?: Float64Array;
+  entries?: EntryPart;
 }
 
 /** The writer's balances over one connection (see createBalances). */
@@ -92,7 +92,7 @@ export interface Balances {
    * Writes the chain's unwritten balances and address entries, with `entries` (the batch's, when
    * it does not defer), and marks its balances current; false when there were no unwritten ones.
    */
-  writeUnwritten(chain: string, entries?: Float64Array): boolean;
+  writeUnwritten(chain: string, entries?: EntryPart): boolean;
   /** Replays the balances a crash lost, when the table lags the checkpoint (`stored.balances_block`). */
   recoverBalances(chain: string, stored: ChainRow | undefined): void;
   /** Whether the balances of `tokens` and `transfers` more transfers fit behind the checkpoint. */
@@ -147,7 +147,7 @@ export function createBalances(
       /** What the unwritten batches add to each holder's transfer count. */
       counts: Map<number, Map<string, number>>;
       /** The unwritten batches' `address_transfers` entries, a batch a part. */
-      entries: Float64Array[];
+      entries: EntryPart[];
       /** What the unwritten balances add to each token's running sum. */
       sums: Map<number, bigint>;
       count: number;
@@ -340,7 +340,7 @@ export function createBalances(
    * Writes the chain's unwritten balances and marks its balances current; inside the write
    * transaction. The entries go from `unwritten` only once it commits (`cachingBalances`).
    */
-  function writeUnwritten(chain: string, entries?: Float64Array): boolean {
+  function writeUnwritten(chain: string, entries?: EntryPart): boolean {
     const entry = unwritten.get(chain);
     const batch = entries === undefined ? [] : [entries];
     if (entry === undefined) {
@@ -373,7 +373,7 @@ export function createBalances(
    * batches already count them.
    */
   function replayBalances(chain: string, balancesBlock: number): void {
-    const entries: Float64Array[] = [];
+    const entries: EntryPart[] = [];
     const ids = new Set(sql.probeTokens.all(chain, balancesBlock));
     for (const id of changes?.tokensAbove(chain, balancesBlock) ?? []) ids.add(id);
     for (const id of ids) {
@@ -388,7 +388,7 @@ export function createBalances(
   }
 
   /** The `address_transfers` entries of token `id`'s stored transfers above `block`. */
-  function replayedEntries(chain: string, id: number, block: number): Float64Array {
+  function replayedEntries(chain: string, id: number, block: number): EntryPart {
     const rows = sql.partiesAbove.all(id, block);
     const named = distinctList();
     const parties = rows.map(([from, to]) => [named.indexOf(decodeHex(from)), named.indexOf(decodeHex(to))]);

@@ -52,6 +52,17 @@ export interface WriterLog {
   log: string;
 }
 
+/**
+ * The writer thread's old generation, at most. Not a budget its data needs (its caches are
+ * bounded far below it: balances, address ids and bytes, balances behind the checkpoint) but a
+ * hint to V8's GC, which scales how far it lets a heap grow past what it holds live with the
+ * heap's limit: with the default limit of a machine with gigabytes of RAM the writer's heap, whose
+ * batches' short-lived objects reach the old generation (a batch lives for the length of its
+ * transaction), held about three times its live data in a backfill, 100+ MiB of garbage; with
+ * this limit, 70–100 MiB less at the same CPU (docs/benchmarks.md).
+ */
+const WRITER_OLD_GENERATION_MB = 1024;
+
 /** Data of the writer thread at start-up. */
 export interface WriterData {
   path: string;
@@ -68,7 +79,12 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
     path: options.path,
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
   };
-  const worker = new Worker(new URL('./writer-entry.js', import.meta.url), { workerData });
+  const worker = new Worker(new URL('./writer-entry.js', import.meta.url), {
+    workerData,
+    resourceLimits: {
+      maxOldGenerationSizeMb: WRITER_OLD_GENERATION_MB,
+    },
+  });
   const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let nextId = 1;
   let failure: Error | null = null;
