@@ -4,7 +4,7 @@
  * `value` are strings; counts, `index`, `block_no`, `time`, `conformations` are numbers.
  */
 import { formatUnits } from '../internal/amount.js';
-import type { AddressBalance, TokenPage, TokenRecord, TransferRecord } from '../store/types.js';
+import type { AddressBalance, TokenLabel, TokenPage, TokenRecord, TransferRecord } from '../store/types.js';
 import { envelopeSchema, schema } from './envelope.js';
 
 /** `tokenInfo.t` and the supply bodies: decimal-adjusted total supply, or null when unknown. */
@@ -97,7 +97,7 @@ export const jsonString = (value: string): string =>
  * string, and go through `JSON.stringify` (which escapes exactly as fast-json-stringify does) only
  * when that scan finds something; and no intermediate objects are made.
  */
-export function transferListJson(token: TokenRecord, transfers: TransferRecord[], head: number): string {
+export function transferListJson(token: TokenLabel, transfers: TransferRecord[], head: number): string {
   let own = '';
   for (const t of transfers) own += t.txHash + t.from + t.to;
   const quote = NEEDS_ESCAPE.test(own) ? JSON.stringify : quoteSafe;
@@ -124,7 +124,7 @@ export function transferListJson(token: TokenRecord, transfers: TransferRecord[]
  * reference for {@link transferListJson}. `head` is the newest block the indexer has seen;
  * confirmations never drop below 1, even if it lags a record.
  */
-export function transferList(token: TokenRecord, transfers: TransferRecord[], head: number) {
+export function transferList(token: TokenLabel, transfers: TransferRecord[], head: number) {
   const decimals = String(token.decimals);
   const tokenInfo = { h: token.address, f: token.name, s: token.symbol, d: decimals };
   return transfers.map((t) => ({

@@ -259,6 +259,11 @@ export interface StoreReader {
   getChainStatus(chain: string): Promise<ChainStatus | null>;
   listChainStatuses(): Promise<ChainStatus[]>;
   getToken(chain: string, address: string): Promise<TokenRecord | null>;
+  /**
+   * The labels of those of `addresses` that are tokens of `chain`, each once, in any order: what a page of
+   * an address's transfers across tokens shows of each, in one read however many tokens it names.
+   */
+  getTokenLabels(chain: string, addresses: readonly string[]): Promise<TokenLabel[]>;
   /** The token's not-exact mark; null when it is not marked (or not known). */
   getNotExact(chain: string, address: string): Promise<NotExactMark | null>;
   /** Per chain, how many tokens are marked not exact; chains with none are absent. */

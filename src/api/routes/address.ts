@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
-import type { TokenRecord, TransferRecord } from '../../store/types.js';
+import type { TransferRecord } from '../../store/types.js';
 import { okBody, okBodyFromJson, sendCachedOk } from '../envelope.js';
 import {
   balanceListJson,
@@ -170,7 +170,9 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
           reader.listAddressTransfers(chain, address, null, offset, size),
           reader.getChainStatus(chain),
         ]);
-        const tokens = await tokensOf<TokenRecord>(transfers, (token) => reader.getToken(chain, token));
+        // Every token the page names, in one read (a busy address's page names dozens).
+        const labels = await reader.getTokenLabels(chain, [...new Set(transfers.map((t) => t.token))]);
+        const tokens = new Map(labels.map((label) => [label.address, label]));
         const head = headOf(status);
         const records = transfers.flatMap((t) => {
           const token = tokens.get(t.token);

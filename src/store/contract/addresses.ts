@@ -86,6 +86,18 @@ export function runAddressCases({ withStore }: ContractContext): void {
           const record = await store.reader.getToken('eth', entry.token.address);
           assert.deepEqual(entry.token, record && labelOf(record));
         }
+        // The labels of a page that names several tokens, in one read: known ones only, of this chain.
+        const labels = await store.reader.getTokenLabels('eth', [T4, UNKNOWN, T1, T4, T3]);
+        const byAddress = (list: { address: string }[]) =>
+          [...list].sort((a, b) => (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+        const expected = [];
+        for (const token of [T1, T3, T4]) {
+          const record = await store.reader.getToken('eth', token);
+          expected.push(record && labelOf(record));
+        }
+        assert.deepEqual(byAddress(labels), byAddress(expected as { address: string }[]));
+        assert.deepEqual(await store.reader.getTokenLabels('bsc', [T1, T3]), []);
+        assert.deepEqual(await store.reader.getTokenLabels('eth', []), []);
         // H1 holds no T4 any more: not listed, but its holding tells its transfers.
         assert.deepEqual(await store.reader.getAddressHolding('eth', H1, T4), {
           balance: 0n,

@@ -20,15 +20,18 @@ import type {
   NotExactMark,
   SeedBalance,
   StoreReader,
+  TokenLabel,
   TokenPage,
   TokenRecord,
   TransferRecord,
 } from '../types.js';
+import { byteaArray } from './binary-arrays.js';
 import {
   type ChainRow,
   decodeAmount,
   decodeHex,
   encodeHex,
+  encodeHexDigits,
   type HoldingColumns,
   type TokenLabelRow,
   type TokenRow,
@@ -86,6 +89,15 @@ export function createReader(pool: pg.Pool): StoreReader {
     async getToken(chain: string, address: string): Promise<TokenRecord | null> {
       const row = (await run<TokenRow>(pool, 'getToken', [chain, encodeHex(address)])).rows[0];
       return row === undefined ? null : toTokenRecord(chain, row);
+    },
+
+    async getTokenLabels(chain: string, addresses: readonly string[]): Promise<TokenLabel[]> {
+      if (addresses.length === 0) return [];
+      const rows = await run<TokenLabelRow>(pool, 'getTokenLabels', [
+        chain,
+        byteaArray(addresses.map((address) => encodeHexDigits(address))),
+      ]);
+      return rows.rows.map((row) => toTokenLabel(chain, row));
     },
 
     async listTransfers(

@@ -238,6 +238,8 @@ export const SQL = {
   getBalanceSum: 'SELECT balance_sum::text AS balance_sum FROM tokens WHERE chain = $1 AND address = $2',
 
   getToken: `SELECT ${TOKEN_COLUMNS} FROM tokens WHERE chain = $1 AND address = $2`,
+  getTokenLabels:
+    'SELECT address, name, symbol, decimals FROM tokens WHERE chain = $1 AND address = ANY($2::bytea[])',
   /*
    * Two steps: the page's keys come from a backward index-only scan of the primary key (the
    * skipped OFFSET rows cost index entries, not one heap fetch each), then only the page's rows

@@ -13,6 +13,7 @@ import type {
   HolderEntry,
   NeoReader,
   StoreReader,
+  TokenLabel,
   TokenPage,
   TransferRecord,
 } from '../types.js';
@@ -121,6 +122,16 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
     async getToken(chain, address) {
       const row = sql.getToken.get(chain, encodeHex(address));
       return row === undefined ? null : readTokenRecord(chain, row);
+    },
+
+    async getTokenLabels(chain, addresses) {
+      const labels: TokenLabel[] = [];
+      for (const token of new Set(addresses)) {
+        const row = sql.getTokenLabel.get(chain, encodeHex(token));
+        if (row !== undefined)
+          labels.push({ chain, address: row[0], name: row[1], symbol: row[2], decimals: row[3] });
+      }
+      return labels;
     },
 
     async listTransfers(chain, token, offset, limit) {
