@@ -34,11 +34,12 @@ import {
   serverBusy,
   storeUnavailable,
 } from './errors.js';
+import { createFastPath, type FastPath } from './fast-path.js';
 import { type AnonymousLimit, createKeyGate, DEFAULT_ANONYMOUS_RATE_LIMIT } from './key-gate.js';
 import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
 import { createOperatorViews } from './operator.js';
 import { createLocalRateLimiter, type RateLimiter } from './rate-limiter.js';
-import { createResponseCache, type ResponseCache } from './response-cache.js';
+import { createResponseCache, DEFAULT_MAX_ENTRIES, type ResponseCache } from './response-cache.js';
 import { evmAddressRoutes } from './routes/address.js';
 import { docsRoutes } from './routes/docs.js';
 import { evmTokenRoutes } from './routes/evm-tokens.js';
@@ -60,6 +61,11 @@ export interface ApiAppOptions {
    * `response-cache.ts`): on by default when the store offers `readVersion`; `false` turns it off.
    */
   responseCache?: boolean | { maxBytes?: number; maxEntries?: number };
+  /**
+   * Answer the response cache's hits before fastify's routing (`fast-path.ts`); default true.
+   * False: every request is routed (tests compare the two).
+   */
+  fastPath?: boolean;
   /** The rate limit of keys without their own (`--rate-limit`); absent: unlimited. */
   defaultRateLimit?: RateLimit;
   /**
@@ -101,6 +107,8 @@ export interface ApiApps {
   api: FastifyInstance;
   /** Closed with `api`. */
   operator: FastifyInstance | null;
+  /** The fast path in front of `api`, when it has one (for tests). */
+  fastPath: FastPath | null;
 }
 
 /**
@@ -186,6 +194,7 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     apiKeys,
     keyGate: createKeyGate({ verifier: apiKeys, limiter, anonymous: anonymousLimit(options) }),
     responses: responseCacheFor(store, options.responseCache),
+    fastPath: null,
     pathShapes: [],
   };
 
@@ -220,6 +229,17 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
           ...(options.rpcMetrics === undefined ? {} : { rpcMetrics: options.rpcMetrics }),
         });
   if (where === 'same') views?.register(app, ctx);
+  // With debug logging on, every request is routed, so that each gets its debug line.
+  if (ctx.responses !== null && options.fastPath !== false && !log.isLevelEnabled('debug')) {
+    ctx.fastPath = answerHitsFirst(app, {
+      cache: ctx.responses,
+      verifier: apiKeys,
+      limiter,
+      trustProxy: options.trustProxy !== undefined,
+      recorder: views === null ? null : views.http.recorder,
+      maxPaths: responseCacheEntries(options.responseCache),
+    });
+  }
   // It collects the routes registered after it, with their schemas, for /openapi.json.
   await registerOpenApi(app, { chains });
   healthRoutes(app, ctx, chains);
@@ -248,7 +268,7 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   }
 
   await app.ready();
-  return { api: app, operator };
+  return { api: app, operator, fastPath: ctx.fastPath };
 
   /** Router failures fastify reports before any route runs: bad percent-encoding, overlong parameters. */
   function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
@@ -454,6 +474,31 @@ function definedOnly(options: ApiAppOptions): Partial<HttpLimits> {
   return limits;
 }
 
+/**
+ * Puts the fast path in front of fastify's request handler: the server's `request` listener that
+ * routes is replaced by one that tries the fast path first. The connection-keeping listener
+ * (prepended above) still runs before both.
+ */
+function answerHitsFirst(app: FastifyInstance, options: Parameters<typeof createFastPath>[0]): FastPath {
+  const fastPath = createFastPath(options);
+  const server = app.server;
+  const listeners = server.listeners('request') as ((
+    request: IncomingMessage,
+    response: ServerResponse,
+  ) => void)[];
+  const routing = listeners[listeners.length - 1]!;
+  server.removeListener('request', routing);
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!fastPath.answer(request, response)) routing(request, response);
+  });
+  // While closing, fastify answers with `Connection: close`: from then on it answers everything.
+  app.addHook('preClose', (done) => {
+    fastPath.close();
+    done();
+  });
+  return fastPath;
+}
+
 /** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */
 async function createRateLimiter(options: ApiAppOptions): Promise<RateLimiter> {
   if (options.redis === undefined) return createLocalRateLimiter();
@@ -475,6 +520,11 @@ function responseCacheFor(store: ApiStore, option: ApiAppOptions['responseCache'
   const readVersion = store.reader.readVersion?.bind(store.reader);
   if (option === false || readVersion === undefined) return null;
   return createResponseCache({ version: readVersion, ...(typeof option === 'object' ? option : {}) });
+}
+
+/** The response cache's entry bound (response-cache.ts's default unless configured). */
+function responseCacheEntries(option: ApiAppOptions['responseCache']): number {
+  return (typeof option === 'object' ? option.maxEntries : undefined) ?? DEFAULT_MAX_ENTRIES;
 }
 
 /** The path of a request URL without its query string (which carries the apikey). */

@@ -64,6 +64,8 @@ function record(route: RouteSeries, method: string, status: number, seconds: num
 
 export interface HttpMetrics {
   write(out: Exposition): void;
+  /** Records answers of route `route` (its URL pattern) made outside fastify's hooks (fast-path.ts). */
+  recorder(route: string): (method: string, status: number, seconds: number) => void;
 }
 
 /**
@@ -102,6 +104,10 @@ export function instrumentHttp(app: FastifyInstance): HttpMetrics {
   });
 
   return {
+    recorder(route) {
+      const series = seriesOf(route);
+      return (method, status, seconds) => record(series, method, status, seconds);
+    },
     write(out) {
       const all = [...routes.values()].flatMap((route) => [...route.byKey.values()]);
       out.family(

@@ -27,7 +27,7 @@ export interface ResponseCacheOptions {
   version: () => number;
   /** Most bytes of bodies kept. Default 32 MiB. */
   maxBytes?: number;
-  /** Most entries kept. Default 16 384. */
+  /** Most entries kept. Default {@link DEFAULT_MAX_ENTRIES}. */
   maxEntries?: number;
   /** Keep an answer only when its key was asked for before (see above). Default true. */
   admitOnSecondRequest?: boolean;
@@ -47,9 +47,11 @@ export interface ResponseCache {
   readonly size: { entries: number; bytes: number };
 }
 
+export const DEFAULT_MAX_ENTRIES = 16_384;
+
 export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
   const maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
-  const maxEntries = Math.max(1, options.maxEntries ?? 16_384);
+  const maxEntries = Math.max(1, options.maxEntries ?? DEFAULT_MAX_ENTRIES);
   // Insertion-ordered: the first entry is the oldest.
   const entries = new Map<string, Buffer>();
   /** Keys asked for once and not kept yet; insertion-ordered, oldest first. */

@@ -11,6 +11,7 @@ import type { ApiStore, ChainStatus } from '../store/types.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
 import { methodNotAllowed, unsupportedCoin } from './errors.js';
+import type { FastPath } from './fast-path.js';
 import type { KeyGate } from './key-gate.js';
 import type { RouteDoc } from './operation-doc.js';
 import type { ResponseCache } from './response-cache.js';
@@ -25,6 +26,8 @@ export interface RouteContext {
   keyGate: KeyGate;
   /** Whole answers of the read operations, or null when caching is off (or the store cannot say when data changes). */
   responses: ResponseCache | null;
+  /** Answers `responses`' hits before routing (fast-path.ts), or null. */
+  fastPath: FastPath | null;
   /** Shapes of every registered path, for requests the router could not decode (see `matchesOperation`). */
   pathShapes: RegExp[];
 }
