@@ -109,7 +109,8 @@ async function serve(dbPath: string, options: Partial<ApiAppOptions>): Promise<S
     async close() {
       served.connection?.close();
       await apps.api.close();
-      await store.close();
+      // A test may have closed it already.
+      await store.close().catch(() => {});
     },
   };
   return served;
@@ -322,15 +323,15 @@ describe('fast path: key, allow-list, limit and data changes take effect as befo
     new RegExp(`\\r\\n${name}: ([^\\r]*)`, 'i').exec(answer)?.[1];
   const body = (answer: string): string => answer.slice(answer.indexOf('\r\n\r\n') + 4);
   /** GETs `path` with `key`; returns the answer and whether the fast path answered it. */
-  async function get(path: string, key: string): Promise<{ answer: string; fast: boolean }> {
-    const before = server.apps.fastPath!.answered;
-    const [answer] = await exchange(server, [{ method: 'GET', target: `${path}?apikey=${key}` }]);
-    return { answer: answer!, fast: server.apps.fastPath!.answered > before };
+  async function get(path: string, key: string, on = server): Promise<{ answer: string; fast: boolean }> {
+    const before = on.apps.fastPath!.answered;
+    const [answer] = await exchange(on, [{ method: 'GET', target: `${path}?apikey=${key}` }]);
+    return { answer: answer!, fast: on.apps.fastPath!.answered > before };
   }
   /** Asks until the answer is cached and served by the fast path. */
-  async function warm(path: string, key: string): Promise<void> {
-    for (let i = 0; i < 3; i++) await get(path, key);
-    assert.equal((await get(path, key)).fast, true, `${path} not answered by the fast path`);
+  async function warm(path: string, key: string, on = server): Promise<void> {
+    for (let i = 0; i < 3; i++) await get(path, key, on);
+    assert.equal((await get(path, key, on)).fast, true, `${path} not answered by the fast path`);
   }
 
   test('a revoked key is refused within the key TTL, cached answer or not', async () => {
@@ -400,6 +401,22 @@ describe('fast path: key, allow-list, limit and data changes take effect as befo
     const after = await get(path, fx.key);
     assert.equal(after.fast, false, 'the cache was dropped');
     assert.match(body(after.answer), /"t":"4000000000"/);
+  });
+
+  test('a store that fails under a cached answer: routed, answered as before, no crash', async () => {
+    const failing = await serve(fx.dbPath, { anonymousRateLimit: null });
+    try {
+      const path = `/vipapi/eth/token/${USDC}`;
+      await warm(path, fx.key, failing);
+      // The served store's handle goes away: its version cannot be read any more.
+      await failing.store.close();
+      const failed = await get(path, fx.key, failing);
+      assert.equal(failed.fast, false);
+      assert.equal(status(failed.answer), 500);
+      assert.equal(body(failed.answer), '{"code":40001,"msg":"server is busy","data":null}');
+    } finally {
+      await failing.close();
+    }
   });
 
   test('once closing, every request is routed (fastify answers with Connection: close)', async () => {

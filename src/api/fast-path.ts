@@ -111,8 +111,14 @@ export function createFastPath(options: FastPathOptions): FastPath {
         if (trustProxy || typeof ip !== 'string' || !grant.allowList.allows(ip)) return false;
       }
       if (grant.limit !== null && !synchronous) return false;
-      cache.validate();
-      const body = cache.get(learned.key);
+      let body: Buffer | undefined;
+      try {
+        cache.validate();
+        body = cache.get(learned.key);
+      } catch {
+        // The store failed to say its version: the routed path meets the same failure and answers it.
+        return false;
+      }
       if (body === undefined) return false;
       let headers: Record<string, string | number>;
       if (grant.limit === null) {

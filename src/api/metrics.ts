@@ -7,7 +7,9 @@
  * never the raw URL, so addresses cannot multiply the series; paths no route matches count as
  * `unmatched`. Recording is an `onResponse` hook attached to each route when it is registered,
  * holding that route's series: a request costs one map lookup (method and status) and a
- * histogram observation, with no allocation once its series exists.
+ * histogram observation, with no allocation once its series exists. Cache hits answered before
+ * routing (fast-path.ts) are recorded in their route's series through `recorder`, their latency
+ * taken from the request's arrival to the answer's hand-over to the socket.
  */
 import { METHODS } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';

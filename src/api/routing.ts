@@ -3,7 +3,9 @@
  * for operations, the API-key check; every other method on the same path answers 405.
  * The check order (docs/api.md#check-order) falls out of the layering: routing (404), the 405 route,
  * the `onRequest` key gate (401 for a bad key or address, 429 past the rate limit), then the
- * handler (chain, parameters, token; the response cache lives in handlers, after the gate).
+ * handler (chain, parameters, token; the response cache lives in handlers, after the gate). The
+ * fast path (fast-path.ts) answers cache hits of plain requests before all of this, with the
+ * gate's checks, and leaves everything else to it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { isEvmChain } from '../internal/chains.js';
