@@ -34,12 +34,12 @@ import {
   serverBusy,
   storeUnavailable,
 } from './errors.js';
-import { createFastPath, type FastPath } from './fast-path.js';
+import { type FastPath, installFastPath, type RequestListener } from './fast-path.js';
 import { type AnonymousLimit, createKeyGate, DEFAULT_ANONYMOUS_RATE_LIMIT } from './key-gate.js';
 import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
 import { createOperatorViews } from './operator.js';
 import { createLocalRateLimiter, type RateLimiter } from './rate-limiter.js';
-import { createResponseCache, DEFAULT_MAX_ENTRIES, type ResponseCache } from './response-cache.js';
+import { createResponseCache, type ResponseCache } from './response-cache.js';
 import { evmAddressRoutes } from './routes/address.js';
 import { docsRoutes } from './routes/docs.js';
 import { evmTokenRoutes } from './routes/evm-tokens.js';
@@ -161,6 +161,8 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   }) as unknown as FastifyInstance;
 
   app.server.maxConnections = limits.maxConnections;
+  // Fastify's own request listener, which routes: the fast path goes in front of it (below).
+  const routeRequest = app.server.listeners('request')[0] as RequestListener;
   let lastDropLog = 0;
   app.server.on('drop', () => {
     if (Date.now() - lastDropLog < 10_000) return;
@@ -231,13 +233,12 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   if (where === 'same') views?.register(app, ctx);
   // With debug logging on, every request is routed, so that each gets its debug line.
   if (ctx.responses !== null && options.fastPath !== false && !log.isLevelEnabled('debug')) {
-    ctx.fastPath = answerHitsFirst(app, {
+    ctx.fastPath = installFastPath(app, routeRequest, {
       cache: ctx.responses,
       verifier: apiKeys,
       limiter,
       trustProxy: options.trustProxy !== undefined,
       recorder: views === null ? null : views.http.recorder,
-      maxPaths: responseCacheEntries(options.responseCache),
     });
   }
   // It collects the routes registered after it, with their schemas, for /openapi.json.
@@ -474,31 +475,6 @@ function definedOnly(options: ApiAppOptions): Partial<HttpLimits> {
   return limits;
 }
 
-/**
- * Puts the fast path in front of fastify's request handler: the server's `request` listener that
- * routes is replaced by one that tries the fast path first. The connection-keeping listener
- * (prepended above) still runs before both.
- */
-function answerHitsFirst(app: FastifyInstance, options: Parameters<typeof createFastPath>[0]): FastPath {
-  const fastPath = createFastPath(options);
-  const server = app.server;
-  const listeners = server.listeners('request') as ((
-    request: IncomingMessage,
-    response: ServerResponse,
-  ) => void)[];
-  const routing = listeners[listeners.length - 1]!;
-  server.removeListener('request', routing);
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!fastPath.answer(request, response)) routing(request, response);
-  });
-  // While closing, fastify answers with `Connection: close`: from then on it answers everything.
-  app.addHook('preClose', (done) => {
-    fastPath.close();
-    done();
-  });
-  return fastPath;
-}
-
 /** The Redis limiter (loaded only then) when `redis` is given, else the in-process one. */
 async function createRateLimiter(options: ApiAppOptions): Promise<RateLimiter> {
   if (options.redis === undefined) return createLocalRateLimiter();
@@ -520,11 +496,6 @@ function responseCacheFor(store: ApiStore, option: ApiAppOptions['responseCache'
   const readVersion = store.reader.readVersion?.bind(store.reader);
   if (option === false || readVersion === undefined) return null;
   return createResponseCache({ version: readVersion, ...(typeof option === 'object' ? option : {}) });
-}
-
-/** The response cache's entry bound (response-cache.ts's default unless configured). */
-function responseCacheEntries(option: ApiAppOptions['responseCache']): number {
-  return (typeof option === 'object' ? option.maxEntries : undefined) ?? DEFAULT_MAX_ENTRIES;
 }
 
 /** The path of a request URL without its query string (which carries the apikey). */

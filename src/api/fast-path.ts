@@ -22,12 +22,15 @@
  * cannot be asked without spending, so a limited key on it is left to the normal path too.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { API_KEY_LENGTH } from '../internal/api-keys.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { JSON_CONTENT_TYPE } from './envelope.js';
 import type { RateLimiter } from './rate-limiter.js';
 import type { ResponseCache } from './response-cache.js';
+
+/** A `node:http` server's `request` listener. */
+export type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
 /** Records one answer in a route's `/metrics` series (metrics.ts). */
 export type RouteRecorder = (method: string, status: number, seconds: number) => void;
@@ -52,8 +55,6 @@ export interface FastPathOptions {
   trustProxy: boolean;
   /** The `/metrics` recorder of a route URL, or null when no metrics are kept. */
   recorder: ((route: string) => RouteRecorder) | null;
-  /** Most raw paths remembered, oldest forgotten first. */
-  maxPaths: number;
 }
 
 /** What a raw path turned into on the normal path. */
@@ -78,9 +79,8 @@ export function fastPathOf(url: string): string | undefined {
 
 export function createFastPath(options: FastPathOptions): FastPath {
   const { cache, verifier, limiter, trustProxy, recorder } = options;
-  const maxPaths = Math.max(1, options.maxPaths);
-  // Insertion-ordered: the first entry is the oldest. Not cleared with the cache's entries: what
-  // a path means does not depend on the data.
+  // At most as many raw paths as the cache holds answers, the oldest (first) forgotten first. Not
+  // cleared with the cache's entries: what a path means does not depend on the data.
   const paths = new Map<string, Learned>();
   const synchronous = limiter.synchronous === true;
   let closing = false;
@@ -91,7 +91,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const path = fastPathOf(request.raw.url ?? '');
       if (path === undefined || paths.get(path)?.key === key) return;
       paths.delete(path);
-      while (paths.size >= maxPaths) paths.delete(paths.keys().next().value as string);
+      while (paths.size >= cache.maxEntries) paths.delete(paths.keys().next().value as string);
       paths.set(path, { key, record: recorder === null ? null : recorder(request.routeOptions.url ?? '') });
     },
     answer(request, response) {
@@ -154,4 +154,27 @@ export function createFastPath(options: FastPathOptions): FastPath {
       return answered;
     },
   };
+}
+
+/**
+ * Puts a fast path in front of `app`: its server's `routeRequest` listener (fastify's, which
+ * routes) is replaced by one that tries the fast path first. Listeners prepended before it (the
+ * connection-keeping one in app.ts) still run first.
+ */
+export function installFastPath(
+  app: FastifyInstance,
+  routeRequest: RequestListener,
+  options: FastPathOptions,
+): FastPath {
+  const fastPath = createFastPath(options);
+  app.server.removeListener('request', routeRequest);
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!fastPath.answer(request, response)) routeRequest(request, response);
+  });
+  // Closing, fastify answers with `Connection: close`: from then on it answers everything.
+  app.addHook('preClose', (done) => {
+    fastPath.close();
+    done();
+  });
+  return fastPath;
 }

@@ -27,7 +27,7 @@ export interface ResponseCacheOptions {
   version: () => number;
   /** Most bytes of bodies kept. Default 32 MiB. */
   maxBytes?: number;
-  /** Most entries kept. Default {@link DEFAULT_MAX_ENTRIES}. */
+  /** Most entries kept. Default 16 384. */
   maxEntries?: number;
   /** Keep an answer only when its key was asked for before (see above). Default true. */
   admitOnSecondRequest?: boolean;
@@ -43,15 +43,15 @@ export interface ResponseCache {
   get(key: string): Buffer | undefined;
   /** Keeps `body` for `key` when the version is still `version` (the data did not move while it was computed). */
   set(key: string, body: Buffer, version: number): void;
+  /** The most entries kept. */
+  readonly maxEntries: number;
   /** Entries and bytes kept right now (for tests and metrics). */
   readonly size: { entries: number; bytes: number };
 }
 
-export const DEFAULT_MAX_ENTRIES = 16_384;
-
 export function createResponseCache(options: ResponseCacheOptions): ResponseCache {
   const maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
-  const maxEntries = Math.max(1, options.maxEntries ?? DEFAULT_MAX_ENTRIES);
+  const maxEntries = Math.max(1, options.maxEntries ?? 16_384);
   // Insertion-ordered: the first entry is the oldest.
   const entries = new Map<string, Buffer>();
   /** Keys asked for once and not kept yet; insertion-ordered, oldest first. */
@@ -101,6 +101,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       entries.set(key, body);
       bytes += body.length;
     },
+    maxEntries,
     get size() {
       return { entries: entries.size, bytes };
     },
