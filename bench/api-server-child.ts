@@ -12,8 +12,11 @@ import { openStore } from '../src/store/open.js';
 import { childInput, childMain } from './common.js';
 
 export type ApiServerChildInput =
-  /** `cache`: tokenquery's response cache on or off. `dbPath`: a SQLite file or a `postgres://` URL. */
-  | { mode: 'tokenquery'; dbPath: string; cache: boolean }
+  /**
+   * `cache`: tokenquery's response cache on or off. `dbPath`: a SQLite file or a `postgres://` URL.
+   * `fastPath: false`: cache hits are routed like every other request (src/api/fast-path.ts).
+   */
+  | { mode: 'tokenquery'; dbPath: string; cache: boolean; fastPath?: boolean }
   /** Path (without query) → the exact body to answer with. */
   | { mode: 'baseline'; bodies: Record<string, string> }
   /** The same map as a JSON file: for bodies larger than a command-line argument may be (128 KiB). */
@@ -25,7 +28,7 @@ export interface ApiServerChildReady {
   apiKey?: string;
 }
 
-async function tokenquery(dbPath: string, cache: boolean): Promise<ApiServerChildReady> {
+async function tokenquery(dbPath: string, cache: boolean, fastPath = true): Promise<ApiServerChildReady> {
   const logger = silentLogger();
   const store = await openStore({ location: dbPath, logger });
   const key = generateApiKey();
@@ -43,6 +46,7 @@ async function tokenquery(dbPath: string, cache: boolean): Promise<ApiServerChil
     host: '127.0.0.1',
     port: 0,
     responseCache: cache,
+    fastPath,
   });
   process.once('disconnect', () => {
     void server
@@ -83,7 +87,7 @@ const input = childInput<ApiServerChildInput>();
 await childMain(
   () =>
     input.mode === 'tokenquery'
-      ? tokenquery(input.dbPath, input.cache)
+      ? tokenquery(input.dbPath, input.cache, input.fastPath)
       : baseline(
           'bodiesPath' in input
             ? (JSON.parse(readFileSync(input.bodiesPath, 'utf8')) as Record<string, string>)

@@ -62,7 +62,7 @@ export interface ApiReport {
 
 const CHILD = './api-server-child.js';
 
-interface CaseSpec {
+export interface CaseSpec {
   name: string;
   /** Paths, requested in turn (the key's query string is added for tokenquery). */
   paths: string[];
@@ -75,6 +75,27 @@ export interface Target {
   pid: number;
 }
 
+/** The operations measured: each a rotation of paths (the key's query string is added for tokenquery). */
+export function apiCaseSpecs(token: string, pages: number, pageSize: number): CaseSpec[] {
+  const info = `/vipapi/eth/token/${token}`;
+  const txPages = Array.from(
+    { length: pages },
+    (_, i) => `/vipapi/eth/token/tokentrans/${token}/${i + 1}/${pageSize}`,
+  );
+  const list = '/vipapi/eth/tokens/1/50';
+  return [
+    { name: 'Token Info', paths: [info] },
+    { name: `Transaction List (pages 1–${pages}, size ${pageSize})`, paths: txPages },
+    { name: 'Token List (page 1, size 50)', paths: [list] },
+    // What a client's traffic looks like: each Transaction List page followed by a Token Info and,
+    // every fifth page, the Token List.
+    {
+      name: `Mixed (Token Info, Transaction List pages 1–${pages}, Token List)`,
+      paths: txPages.flatMap((page, i) => (i % 5 === 4 ? [page, info, list] : [page, info])),
+    },
+  ];
+}
+
 /**
  * Runs each API operation under wrk against tokenquery with its response cache, tokenquery
  * without it, and the bare `node:http` baseline answering each path with tokenquery's own body for
@@ -84,23 +105,7 @@ export interface Target {
 export async function runApiBench(options: ApiBenchOptions, log: (line: string) => void): Promise<ApiReport> {
   const { token, pages, pageSize } = options;
   const rounds = Math.max(1, options.rounds ?? 5);
-  const info = `/vipapi/eth/token/${token}`;
-  const txPages = Array.from(
-    { length: pages },
-    (_, i) => `/vipapi/eth/token/tokentrans/${token}/${i + 1}/${pageSize}`,
-  );
-  const list = '/vipapi/eth/tokens/1/50';
-  const specs: CaseSpec[] = [
-    { name: 'Token Info', paths: [info] },
-    { name: `Transaction List (pages 1–${pages}, size ${pageSize})`, paths: txPages },
-    { name: 'Token List (page 1, size 50)', paths: [list] },
-    // What a client's traffic looks like: each Transaction List page followed by a Token Info and,
-    // every tenth request, the Token List.
-    {
-      name: `Mixed (Token Info, Transaction List pages 1–${pages}, Token List)`,
-      paths: txPages.flatMap((page, i) => (i % 5 === 4 ? [page, info, list] : [page, info])),
-    },
-  ];
+  const specs = apiCaseSpecs(token, pages, pageSize);
 
   const servers: ChildHandle<ApiServerChildReady>[] = [];
   try {
@@ -115,21 +120,7 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
       `${path}?apikey=${server.value.apiKey!}`;
 
     // The baseline answers every path with tokenquery's own body for it.
-    const bodies: Record<string, string> = {};
-    for (const path of new Set(specs.flatMap((spec) => spec.paths))) {
-      const answers: string[] = [];
-      for (const server of [cached, uncached]) {
-        const response = await fetch(server.value.url + withKey(server)(path));
-        const body = await response.text();
-        const code = (JSON.parse(body) as { code?: unknown }).code;
-        if (response.status !== 200 || code !== 1) {
-          throw new Error(`${path}: tokenquery answered HTTP ${response.status}, code ${String(code)}`);
-        }
-        answers.push(body);
-      }
-      if (answers[0] !== answers[1]) throw new Error(`${path}: cached and uncached answers differ`);
-      bodies[path] = answers[0]!;
-    }
+    const bodies = await captureBodies(specs, [cached, uncached]);
     const bodiesPath = join(wrkScriptDir(), 'baseline-bodies.json');
     writeFileSync(bodiesPath, JSON.stringify(bodies));
     const base = await start({ mode: 'baseline', bodiesPath });
@@ -191,6 +182,33 @@ export async function runApiBench(options: ApiBenchOptions, log: (line: string) 
   }
 }
 
+/**
+ * Every path's body, asked of each server with its key; they must all answer it alike, with
+ * success. Path → body, for the baseline.
+ */
+export async function captureBodies(
+  specs: CaseSpec[],
+  servers: ChildHandle<ApiServerChildReady>[],
+): Promise<Record<string, string>> {
+  const bodies: Record<string, string> = {};
+  for (const path of new Set(specs.flatMap((spec) => spec.paths))) {
+    const answers: string[] = [];
+    for (const server of servers) {
+      const response = await fetch(`${server.value.url}${path}?apikey=${server.value.apiKey!}`);
+      const body = await response.text();
+      const code = (JSON.parse(body) as { code?: unknown }).code;
+      if (response.status !== 200 || code !== 1) {
+        throw new Error(`${path}: tokenquery answered HTTP ${response.status}, code ${String(code)}`);
+      }
+      answers.push(body);
+    }
+    if (answers.some((answer) => answer !== answers[0]))
+      throw new Error(`${path}: the servers' answers differ`);
+    bodies[path] = answers[0]!;
+  }
+  return bodies;
+}
+
 function cpu(result: LoadResult): string {
   return Number.isNaN(result.cpuMicrosPerRequest)
     ? 'server CPU unknown'
@@ -240,7 +258,7 @@ export interface Slice {
 
 /** Where wrk's Lua scripts for rotations of paths are written (removed when the process exits). */
 let scriptDir: string | undefined;
-function wrkScriptDir(): string {
+export function wrkScriptDir(): string {
   if (scriptDir === undefined) {
     const dir = mkdtempSync(join(tmpdir(), 'tokenquery-wrk-'));
     process.once('exit', () => rmSync(dir, { recursive: true, force: true }));

@@ -2,6 +2,7 @@
 // `npm run bench -- backfill-ab <git-ref> [--reps N]`: this tree's indexer against another commit's (bench/ab.ts).
 // `npm run bench -- address-ops [--address-rows N] [--reps N] [--wrk-seconds S]`: issue #16's address and holder operations, with wrk.
 // `npm run bench -- address-ab <git-ref> [--address-rows N] [--reps N] [--wrk-seconds S]`: Address Token Balances, this tree against another commit (bench/address-ab.ts).
+// `npm run bench -- api-ab <git-ref> [--reps N] [--wrk-seconds S] [--connections N]`: the API's cached operations, this tree against another commit (bench/api-ab.ts).
 // Runs the benchmarks, prints Markdown tables, and writes them into docs/benchmarks.md between the
 // `<!-- bench:NAME:begin -->` / `<!-- bench:NAME:end -->` markers.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +15,7 @@ import { runAddressAb } from './address-ab.js';
 import { addressOpsShape, runAddressOpsBench } from './address-ops.js';
 import { renderAddressOps } from './address-ops-report.js';
 import { type ApiReport, runApiBench } from './api.js';
+import { runApiAb } from './api-ab.js';
 import { type BackfillReport, runBackfillBench } from './backfill.js';
 import type { BackfillChildInput, BackfillChildResult } from './backfill-child.js';
 import { type BenchChain, prepareChain } from './chain.js';
@@ -58,6 +60,7 @@ Scenarios (docs/benchmarks.md says what each measures and where it records its r
   growth          a 10M-transfer store against a 100k one, shaped like a chain (--growth-rows)
   address-ops     the address operations and token holders with wrk (--address-rows, --wrk-seconds)
   address-ab REF  Address Token Balances, uncached: this tree against the commit REF (same options)
+  api-ab REF      the API's cached operations: this tree (fast path on and off) against the commit REF (--wrk-seconds)
   clean           remove the stores growth and address-ops keep in the OS temporary directory
 
 Options:
@@ -122,19 +125,23 @@ if (
     'backfill-ab',
     'address-ops',
     'address-ab',
+    'api-ab',
     'clean',
   ].includes(which)
 ) {
   console.error(
-    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, import-pg, postgres, realtime, ponder, growth, address-ops, address-ab, clean, or nothing for all but backfill-large, backfill-ab, import, import-pg, postgres, realtime, ponder, growth, address-ops and address-ab`,
+    `unknown benchmark "${which}": use backfill, backfill-large, backfill-ab, api, neo, import, import-pg, postgres, realtime, ponder, growth, address-ops, address-ab, api-ab, clean, or nothing for all but backfill-large, backfill-ab, import, import-pg, postgres, realtime, ponder, growth, address-ops, address-ab and api-ab`,
   );
   process.exit(2);
 }
-if ((which === 'backfill-ab' || which === 'address-ab') && positionals[1] === undefined) {
+if (
+  (which === 'backfill-ab' || which === 'address-ab' || which === 'api-ab') &&
+  positionals[1] === undefined
+) {
   console.error(`${which} needs the commit to compare with: npm run bench -- ${which} <git-ref>`);
   process.exit(2);
 }
-if (which === 'address-ops' || which === 'address-ab') {
+if (which === 'address-ops' || which === 'address-ab' || which === 'api-ab') {
   const missing = wrkMissing();
   if (missing !== null) {
     console.error(missing);
@@ -263,7 +270,7 @@ try {
     );
 
     let dbPath: string;
-    if (which !== 'api') {
+    if (which !== 'api' && which !== 'api-ab') {
       const report = await runBackfillBench(
         chain,
         {
@@ -292,7 +299,20 @@ try {
     // Anvil is not needed any more; stopping it leaves the cores to the API benchmark.
     await chain.anvil.stop();
 
-    if (which !== 'backfill') {
+    if (which === 'api-ab') {
+      const table = await runApiAb(
+        {
+          ref: positionals[1]!,
+          dbPath,
+          token: chain.sprayed.address,
+          reps: Number(values.reps),
+          seconds: Number(values['wrk-seconds']),
+          connections: Number(values.connections),
+        },
+        log,
+      );
+      console.log(`${machineLine(facts)}\n\n${table}`);
+    } else if (which !== 'backfill') {
       const report = await runApiBench(
         {
           dbPath,

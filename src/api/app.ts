@@ -34,6 +34,7 @@ import {
   serverBusy,
   storeUnavailable,
 } from './errors.js';
+import { type FastPath, installFastPath, type RequestListener } from './fast-path.js';
 import { type AnonymousLimit, createKeyGate, DEFAULT_ANONYMOUS_RATE_LIMIT } from './key-gate.js';
 import { OPENAPI_PATH, registerOpenApi } from './openapi.js';
 import { createOperatorViews } from './operator.js';
@@ -60,6 +61,11 @@ export interface ApiAppOptions {
    * `response-cache.ts`): on by default when the store offers `readVersion`; `false` turns it off.
    */
   responseCache?: boolean | { maxBytes?: number; maxEntries?: number };
+  /**
+   * Answer the response cache's hits before fastify's routing (`fast-path.ts`); default true.
+   * False: every request is routed (tests compare the two).
+   */
+  fastPath?: boolean;
   /** The rate limit of keys without their own (`--rate-limit`); absent: unlimited. */
   defaultRateLimit?: RateLimit;
   /**
@@ -101,6 +107,8 @@ export interface ApiApps {
   api: FastifyInstance;
   /** Closed with `api`. */
   operator: FastifyInstance | null;
+  /** The fast path in front of `api`, when it has one (for tests). */
+  fastPath: FastPath | null;
 }
 
 /**
@@ -153,6 +161,8 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   }) as unknown as FastifyInstance;
 
   app.server.maxConnections = limits.maxConnections;
+  // Fastify's own request listener, which routes: the fast path goes in front of it (below).
+  const routeRequest = app.server.listeners('request')[0] as RequestListener;
   let lastDropLog = 0;
   app.server.on('drop', () => {
     if (Date.now() - lastDropLog < 10_000) return;
@@ -186,6 +196,7 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
     apiKeys,
     keyGate: createKeyGate({ verifier: apiKeys, limiter, anonymous: anonymousLimit(options) }),
     responses: responseCacheFor(store, options.responseCache),
+    fastPath: null,
     pathShapes: [],
   };
 
@@ -220,6 +231,16 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
           ...(options.rpcMetrics === undefined ? {} : { rpcMetrics: options.rpcMetrics }),
         });
   if (where === 'same') views?.register(app, ctx);
+  // With debug logging on, every request is routed, so that each gets its debug line.
+  if (ctx.responses !== null && options.fastPath !== false && !log.isLevelEnabled('debug')) {
+    ctx.fastPath = installFastPath(app, routeRequest, {
+      cache: ctx.responses,
+      verifier: apiKeys,
+      limiter,
+      trustProxy: options.trustProxy !== undefined,
+      recorder: views === null ? null : views.http.recorder,
+    });
+  }
   // It collects the routes registered after it, with their schemas, for /openapi.json.
   await registerOpenApi(app, { chains });
   healthRoutes(app, ctx, chains);
@@ -248,7 +269,7 @@ export async function createApiApps(options: ApiAppOptions): Promise<ApiApps> {
   }
 
   await app.ready();
-  return { api: app, operator };
+  return { api: app, operator, fastPath: ctx.fastPath };
 
   /** Router failures fastify reports before any route runs: bad percent-encoding, overlong parameters. */
   function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {

@@ -6,6 +6,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ApiError } from './errors.js';
+import type { FastPath } from './fast-path.js';
 import type { ResponseCache } from './response-cache.js';
 
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -62,17 +63,25 @@ export function okBodyFromJson(dataJson: string): Buffer {
   return body;
 }
 
+/** Where cacheable answers go: the response cache, and the fast path that answers its hits early. */
+export interface CachedAnswers {
+  responses: ResponseCache | null;
+  fastPath: FastPath | null;
+}
+
 /**
  * Sends a success envelope: the body the response cache keeps for `key`, or `produce()`'s
  * (kept when the store did not change meanwhile). Without a cache, `produce()`'s every time.
- * Errors `produce` throws are answered as usual and never kept.
+ * Errors `produce` throws are answered as usual and never kept. The fast path learns which key
+ * the request's raw path stands for, so that its next hits are answered before routing.
  */
 export async function sendCachedOk(
-  cache: ResponseCache | null,
+  answers: CachedAnswers,
   reply: FastifyReply,
   key: string,
   produce: () => Promise<Buffer>,
 ): Promise<FastifyReply> {
+  const cache = answers.responses;
   let body: Buffer | undefined;
   if (cache === null) {
     body = await produce();
@@ -83,6 +92,7 @@ export async function sendCachedOk(
       body = await produce();
       cache.set(key, body, version);
     }
+    answers.fastPath?.learn(reply.request, key);
   }
   // A Buffer is sent as is: no serializer, and its length needs no UTF-8 measuring.
   return reply.code(200).type(JSON_CONTENT_TYPE).send(body);

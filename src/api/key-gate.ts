@@ -1,5 +1,6 @@
 /**
- * The checks every keyed request passes before its handler (and so before the response cache):
+ * The checks every keyed request passes before its handler (and so before the response cache;
+ * fast-path.ts makes the same ones, in the same order, for the hits it answers before routing):
  * the key is active, the client's address is on the key's allow-list, and the key's bucket
  * has a token. In that order, so a caller from a refused address learns nothing about the
  * key and cannot spend its owner's requests. A key that is rate-limited gets the

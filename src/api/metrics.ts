@@ -7,7 +7,9 @@
  * never the raw URL, so addresses cannot multiply the series; paths no route matches count as
  * `unmatched`. Recording is an `onResponse` hook attached to each route when it is registered,
  * holding that route's series: a request costs one map lookup (method and status) and a
- * histogram observation, with no allocation once its series exists.
+ * histogram observation, with no allocation once its series exists. Cache hits answered before
+ * routing (fast-path.ts) are recorded in their route's series through `recorder`, their latency
+ * taken from the request's arrival to the answer's hand-over to the socket.
  */
 import { METHODS } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -64,6 +66,8 @@ function record(route: RouteSeries, method: string, status: number, seconds: num
 
 export interface HttpMetrics {
   write(out: Exposition): void;
+  /** Records answers of route `route` (its URL pattern) made outside fastify's hooks (fast-path.ts). */
+  recorder(route: string): (method: string, status: number, seconds: number) => void;
 }
 
 /**
@@ -102,6 +106,10 @@ export function instrumentHttp(app: FastifyInstance): HttpMetrics {
   });
 
   return {
+    recorder(route) {
+      const series = seriesOf(route);
+      return (method, status, seconds) => record(series, method, status, seconds);
+    },
     write(out) {
       const all = [...routes.values()].flatMap((route) => [...route.byKey.values()]);
       out.family(

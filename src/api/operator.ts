@@ -10,7 +10,7 @@ import type { Logger } from '../internal/logger.js';
 import { PROMETHEUS_CONTENT_TYPE } from '../internal/prometheus.js';
 import type { RpcSeriesSnapshot } from '../internal/rpc-metrics.js';
 import { createChainProgressTracker } from './chain-progress.js';
-import { createProcessMetrics, instrumentHttp, metricsText } from './metrics.js';
+import { createProcessMetrics, type HttpMetrics, instrumentHttp, metricsText } from './metrics.js';
 import { dashboardRoutes } from './routes/dashboard.js';
 import { type RouteContext, registerOperation } from './routing.js';
 
@@ -24,6 +24,8 @@ export interface OperatorViewOptions {
 }
 
 export interface OperatorViews {
+  /** The API's request counts and latencies. */
+  http: HttpMetrics;
   /** Registers `/metrics` and the dashboard on `target`: the API's own instance, or the operator listener's. */
   register(target: FastifyInstance, ctx: RouteContext): void;
 }
@@ -51,6 +53,7 @@ export function createOperatorViews(
   });
 
   return {
+    http,
     register(target, targetCtx) {
       registerOperation(target, targetCtx, {
         url: '/metrics',

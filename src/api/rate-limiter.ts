@@ -23,6 +23,12 @@ export interface RateLimiter {
    * a shared limiter that cannot reach its backend decides locally instead.
    */
   take(bucket: string, limit: RateLimit): RateDecision | Promise<RateDecision>;
+  /**
+   * True when `take` always answers at once and a refused take changes nothing (it only brings
+   * the refill up to date), so a refused request may ask again: the fast path (fast-path.ts)
+   * relies on it. Absent on the shared limiter.
+   */
+  readonly synchronous?: boolean;
   /** Releases connections and timers. */
   close(): Promise<void>;
 }
@@ -39,6 +45,7 @@ export interface LocalRateLimiterOptions {
 
 export interface LocalRateLimiter extends RateLimiter {
   take(bucket: string, limit: RateLimit): RateDecision;
+  readonly synchronous: true;
   /** Gives back the token a request took (it turned out not to count), up to the burst. */
   refund(bucket: string, limit: RateLimit): void;
   /** Buckets held right now. */
@@ -69,6 +76,7 @@ export function createLocalRateLimiter(options: LocalRateLimiterOptions = {}): L
   };
 
   return {
+    synchronous: true,
     take(name, limit) {
       const t = now();
       let bucket = buckets.get(name);

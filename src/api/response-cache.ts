@@ -43,6 +43,8 @@ export interface ResponseCache {
   get(key: string): Buffer | undefined;
   /** Keeps `body` for `key` when the version is still `version` (the data did not move while it was computed). */
   set(key: string, body: Buffer, version: number): void;
+  /** The most entries kept. */
+  readonly maxEntries: number;
   /** Entries and bytes kept right now (for tests and metrics). */
   readonly size: { entries: number; bytes: number };
 }
@@ -99,6 +101,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       entries.set(key, body);
       bytes += body.length;
     },
+    maxEntries,
     get size() {
       return { entries: entries.size, bytes };
     },

@@ -3,7 +3,9 @@
  * for operations, the API-key check; every other method on the same path answers 405.
  * The check order (docs/api.md#check-order) falls out of the layering: routing (404), the 405 route,
  * the `onRequest` key gate (401 for a bad key or address, 429 past the rate limit), then the
- * handler (chain, parameters, token; the response cache lives in handlers, after the gate).
+ * handler (chain, parameters, token; the response cache lives in handlers, after the gate). The
+ * fast path (fast-path.ts) answers cache hits of plain requests before all of this, with the
+ * gate's checks, and leaves everything else to it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { isEvmChain } from '../internal/chains.js';
@@ -11,6 +13,7 @@ import type { ApiStore, ChainStatus } from '../store/types.js';
 import type { ApiKeyVerifier } from './auth.js';
 import { type JsonSchema, sendError } from './envelope.js';
 import { methodNotAllowed, unsupportedCoin } from './errors.js';
+import type { FastPath } from './fast-path.js';
 import type { KeyGate } from './key-gate.js';
 import type { RouteDoc } from './operation-doc.js';
 import type { ResponseCache } from './response-cache.js';
@@ -25,6 +28,8 @@ export interface RouteContext {
   keyGate: KeyGate;
   /** Whole answers of the read operations, or null when caching is off (or the store cannot say when data changes). */
   responses: ResponseCache | null;
+  /** Answers `responses`' hits before routing (fast-path.ts), or null. */
+  fastPath: FastPath | null;
   /** Shapes of every registered path, for requests the router could not decode (see `matchesOperation`). */
   pathShapes: RegExp[];
 }

@@ -20,6 +20,7 @@ export interface ApiServerOptions
     | 'headersTimeoutMs'
     | 'idleTimeoutMs'
     | 'maxConnections'
+    | 'fastPath'
   > {
   store: ApiStore;
   logger: Logger;

@@ -105,7 +105,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const params = pathParams<'chain' | 'address'>(request);
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
-      return sendCachedOk(ctx.responses, reply, `balances ${chain} ${address}`, async () =>
+      return sendCachedOk(ctx, reply, `balances ${chain} ${address}`, async () =>
         okBodyFromJson(balanceListJson(await reader.listAddressBalances(chain, address))),
       );
     },
@@ -120,7 +120,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
       const tokenAddress = parseEvmAddress(params.token, 'token address');
-      return sendCachedOk(ctx.responses, reply, `balance ${chain} ${address} ${tokenAddress}`, async () => {
+      return sendCachedOk(ctx, reply, `balance ${chain} ${address} ${tokenAddress}`, async () => {
         const [token, holding] = await Promise.all([
           findToken(ctx, chain, tokenAddress),
           reader.getAddressHolding(chain, address, tokenAddress),
@@ -143,7 +143,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const tokenAddress = parseEvmAddress(params.token, 'token address');
       const { offset, size } = parsePaging(params.page, params.size);
       const key = `address transfers ${chain} ${address} ${tokenAddress} ${offset} ${size}`;
-      return sendCachedOk(ctx.responses, reply, key, async () => {
+      return sendCachedOk(ctx, reply, key, async () => {
         // Read together; the token check still decides the answer before the list is used.
         const [token, transfers, status] = await Promise.all([
           findToken(ctx, chain, tokenAddress),
@@ -165,7 +165,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const address = parseEvmAddress(params.address);
       const { offset, size } = parsePaging(params.page, params.size);
       const key = `address transfers ${chain} ${address} * ${offset} ${size}`;
-      return sendCachedOk(ctx.responses, reply, key, async () => {
+      return sendCachedOk(ctx, reply, key, async () => {
         const [transfers, status] = await Promise.all([
           reader.listAddressTransfers(chain, address, null, offset, size),
           reader.getChainStatus(chain),
@@ -192,7 +192,7 @@ export function evmAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
       const { page, size, offset } = parsePaging(params.page, params.size);
-      return sendCachedOk(ctx.responses, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
+      return sendCachedOk(ctx, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
         const [token, holders, notExact] = await Promise.all([
           findToken(ctx, chain, address),
           reader.listHolders(chain, address, offset, size),

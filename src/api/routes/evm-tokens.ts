@@ -41,7 +41,7 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const params = pathParams<'chain' | 'address'>(request);
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
-      return sendCachedOk(ctx.responses, reply, `info ${chain} ${address}`, async () =>
+      return sendCachedOk(ctx, reply, `info ${chain} ${address}`, async () =>
         okBody(reply, tokenSummary(await findToken(ctx, chain, address))),
       );
     },
@@ -62,20 +62,15 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const chain = requireEvmChain(ctx, params.chain);
       const address = parseEvmAddress(params.address);
       const { offset, size } = parsePaging(params.page, params.size);
-      return sendCachedOk(
-        ctx.responses,
-        reply,
-        `transfers ${chain} ${address} ${offset} ${size}`,
-        async () => {
-          // Read together; the token check still decides the answer before the list is used.
-          const [token, transfers, status] = await Promise.all([
-            findToken(ctx, chain, address),
-            ctx.store.reader.listTransfers(chain, address, offset, size),
-            ctx.store.reader.getChainStatus(chain),
-          ]);
-          return okBodyFromJson(transferListJson(token, transfers, headOf(status)));
-        },
-      );
+      return sendCachedOk(ctx, reply, `transfers ${chain} ${address} ${offset} ${size}`, async () => {
+        // Read together; the token check still decides the answer before the list is used.
+        const [token, transfers, status] = await Promise.all([
+          findToken(ctx, chain, address),
+          ctx.store.reader.listTransfers(chain, address, offset, size),
+          ctx.store.reader.getChainStatus(chain),
+        ]);
+        return okBodyFromJson(transferListJson(token, transfers, headOf(status)));
+      });
     },
   });
 
@@ -93,7 +88,7 @@ export function evmTokenRoutes(app: FastifyInstance, ctx: RouteContext): void {
       const params = pathParams<'chain' | 'page' | 'size'>(request);
       const chain = requireEvmChain(ctx, params.chain);
       const { page, size, offset } = parsePaging(params.page, params.size);
-      return sendCachedOk(ctx.responses, reply, `tokens ${chain} ${page} ${size}`, async () =>
+      return sendCachedOk(ctx, reply, `tokens ${chain} ${page} ${size}`, async () =>
         okBody(reply, tokenPage(chain, page, size, await ctx.store.reader.listTokens(chain, offset, size))),
       );
     },

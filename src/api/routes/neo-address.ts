@@ -36,7 +36,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
     async handler(request, reply) {
       const chain = requireNeo(ctx);
       const address = parseNeoAddress(pathParams<'address'>(request).address);
-      return sendCachedOk(ctx.responses, reply, `balances ${chain} ${address}`, async () =>
+      return sendCachedOk(ctx, reply, `balances ${chain} ${address}`, async () =>
         okBodyFromJson(neoBalanceListJson(await neo.listNeoAddressBalances(chain, address))),
       );
     },
@@ -51,7 +51,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const chain = requireNeo(ctx);
       const address = parseNeoAddress(params.address);
       const tokenAddress = parseNeoHash(params.token, 'token address');
-      return sendCachedOk(ctx.responses, reply, `balance ${chain} ${address} ${tokenAddress}`, async () => {
+      return sendCachedOk(ctx, reply, `balance ${chain} ${address} ${tokenAddress}`, async () => {
         const [token, holding] = await Promise.all([
           findNeoToken(ctx, tokenAddress),
           reader.getAddressHolding(chain, address, tokenAddress),
@@ -72,7 +72,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const tokenAddress = parseNeoHash(params.token, 'token address');
       const { offset, size } = parsePaging(params.page, params.size);
       const key = `address transfers ${chain} ${address} ${tokenAddress} ${offset} ${size}`;
-      return sendCachedOk(ctx.responses, reply, key, async () => {
+      return sendCachedOk(ctx, reply, key, async () => {
         const [token, transfers, status] = await Promise.all([
           findNeoToken(ctx, tokenAddress),
           reader.listAddressTransfers(chain, address, tokenAddress, offset, size),
@@ -93,7 +93,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const address = parseNeoAddress(params.address);
       const { offset, size } = parsePaging(params.page, params.size);
       const key = `address transfers ${chain} ${address} * ${offset} ${size}`;
-      return sendCachedOk(ctx.responses, reply, key, async () => {
+      return sendCachedOk(ctx, reply, key, async () => {
         const [transfers, status] = await Promise.all([
           reader.listAddressTransfers(chain, address, null, offset, size),
           reader.getChainStatus(chain),
@@ -118,7 +118,7 @@ export function neoAddressRoutes(app: FastifyInstance, ctx: RouteContext): void 
       const chain = requireNeo(ctx);
       const address = parseNeoHash(params.address);
       const { page, size, offset } = parsePaging(params.page, params.size);
-      return sendCachedOk(ctx.responses, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
+      return sendCachedOk(ctx, reply, `holders ${chain} ${address} ${offset} ${size}`, async () => {
         const [token, holders, notExact] = await Promise.all([
           findNeoToken(ctx, address),
           reader.listHolders(chain, address, offset, size),
