@@ -249,6 +249,7 @@ describe('postgres address index', async () => {
         const parentIndex = new Map(inherited.rows.map((row) => [row.child, row.parent]));
         const cases: [StatementName, unknown[], string[]][] = [
           ['listAddressTransfers', ['eth', address, 50, 2450], ['address_transfers_newest']],
+          ['listEvmAddressTransfers', ['eth', address, 50, 2450], ['address_transfers_newest']],
           ['listAddressTokenTransfers', ['eth', token, address, 50, 2450], ['address_transfers_pkey']],
           ['listHolders', ['eth', token, 50, 2450], ['balances_by_rank']],
           ['scanHoldersTied', ['eth', token, '5', address, 100], ['balances_by_rank']],

@@ -4,6 +4,7 @@
  * Each reads through the pool, one statement per call, outside any transaction.
  */
 import type pg from 'pg';
+import { isEvmChain } from '../../internal/chains.js';
 import { NON_HOLDERS } from '../batch-plan.js';
 import { decodeRecentTransfers } from '../chain-activity.js';
 import type {
@@ -169,7 +170,8 @@ export function createReader(pool: pg.Pool): StoreReader {
         ]);
         return result.rows.map((row) => transferOfRow(token, row));
       }
-      const result = await run<TransferRow & { token: string }>(pool, 'listAddressTransfers', [
+      const statement = isEvmChain(chain) ? 'listEvmAddressTransfers' : 'listAddressTransfers';
+      const result = await run<TransferRow & { token: string }>(pool, statement, [
         chain,
         encodeHex(address),
         limit,

@@ -332,6 +332,23 @@ export const SQL = {
       ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
     JOIN tokens AS k ON k.id = page.token_id
     ORDER BY page.block_number DESC, page.log_index DESC, k.address DESC`,
+  /*
+   * The same on an EVM chain, where a log index is unique in its block across every token, so no
+   * two transfers tie on (block, log index): the page is the index range alone, without the token
+   * address of each row it skips (a deep page skips 2,450).
+   */
+  listEvmAddressTransfers: `
+    SELECT ${TRANSFER_COLUMNS_OF_T}, k.address AS token
+    FROM (
+      SELECT a.token_id, a.block_number, a.log_index FROM address_transfers AS a
+      WHERE a.address = $2 AND a.chain = $1
+      ORDER BY a.block_number DESC, a.log_index DESC
+      LIMIT $3 OFFSET $4
+    ) AS page
+    JOIN transfers AS t
+      ON t.token_id = page.token_id AND t.block_number = page.block_number AND t.log_index = page.log_index
+    JOIN tokens AS k ON k.id = page.token_id
+    ORDER BY page.block_number DESC, page.log_index DESC`,
   listHolders: `
     SELECT holder, amount FROM balances
     WHERE token_id = (SELECT id FROM tokens WHERE chain = $1 AND address = $2) AND ${HOLDER_PREDICATE}
