@@ -11,7 +11,9 @@
  * without the flag (or a rollback) then builds the rest in its own transaction, each table by
  * one `INSERT … SELECT … ORDER BY` in its key order, which SQLite's sorter makes with bounded
  * memory (spilling to temporary files), and the secondary indexes by `CREATE INDEX` afterwards.
- * Balances are summed exactly by an aggregate function (BigInt past 2^53).
+ * Balances are summed exactly by an aggregate function (BigInt past 2^53). On a chain without
+ * addresses before the load, an address entry's id is its address's rank (the addresses are added
+ * in byte order), not a lookup; the tokens' running sums are their mints less their burns.
  *
  * Interrupted: the appended batches are committed with their checkpoints, so the next run goes on
  * from the checkpoint; the build is one transaction, so a crash in it leaves the appended rows to
@@ -19,12 +21,12 @@
  * the load: its transfers, balances and address views are not readable until the build.
  */
 import type Database from 'better-sqlite3';
+import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch } from '../types.js';
 import type { BatchContext, BatchSteps } from './apply-batch.js';
-import { createChainSumRefill } from './balance-sums.js';
 import type { BatchBalances } from './balances.js';
 import { planWire, type WireBatch } from './batch-wire.js';
 import { indexedWrite } from './bulk-indexes.js';
@@ -203,22 +205,38 @@ export function createBulkLoad(
     INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)
     SELECT token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time
     FROM bulk_transfers WHERE ${TICK} ORDER BY token_id, block_number, log_index`);
-  // Addresses in byte order: their ids then follow it, so the entries' join below reads the
-  // address index in order, and `addresses` is appended to.
+  // Addresses in byte order: their ids then follow it (a table without AUTOINCREMENT takes the
+  // next id after the largest), and `addresses` is appended to.
   const insertAddresses = db.prepare(`
     INSERT OR IGNORE INTO addresses (chain, address)
     SELECT ?, address FROM (SELECT from_addr AS address FROM bulk_transfers WHERE ${TICK}
                             UNION ALL SELECT to_addr FROM bulk_transfers WHERE ${TICK})
-    GROUP BY address`);
-  const insertEntries = db.prepare(`
+    GROUP BY address ORDER BY address`);
+  const chainHasAddresses = db
+    .prepare<[string], number>('SELECT count(*) FROM (SELECT 1 FROM addresses WHERE chain = ? LIMIT 1)')
+    .pluck();
+  const largestAddressId = db.prepare<[], number | null>('SELECT max(id) FROM addresses').pluck();
+  // Each side of a transfer: the address it names, once for a self-transfer.
+  const sides = (tick: string) => `
+    SELECT from_addr AS address, token_id, block_number, log_index FROM bulk_transfers WHERE ${tick}
+    UNION ALL
+    SELECT to_addr, token_id, block_number, log_index FROM bulk_transfers
+    WHERE ${tick} AND to_addr IS NOT from_addr`;
+  // The general case: each side's address id looked up in the address index.
+  const insertEntriesByLookup = db.prepare(`
     INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
     SELECT a.id, s.token_id, s.block_number, s.log_index
-    FROM (SELECT from_addr AS address, token_id, block_number, log_index FROM bulk_transfers WHERE ${TICK}
-          UNION ALL
-          SELECT to_addr, token_id, block_number, log_index FROM bulk_transfers
-          WHERE ${TICK} AND to_addr IS NOT from_addr) AS s
+    FROM (${sides(TICK)}) AS s
     JOIN addresses AS a ON a.chain = ? AND a.address = s.address
     ORDER BY 1, 2, 3, 4`);
+  // A chain whose addresses were all added by the step before, in byte order from the id after
+  // `?`: an address's id is that plus its rank among the sides' distinct addresses, so one sort
+  // of the sides in key order gives the entries, without a lookup each.
+  const insertEntriesByRank = db.prepare(`
+    INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
+    SELECT ? + dense_rank() OVER (ORDER BY address), token_id, block_number, log_index
+    FROM (${sides(TICK)})
+    ORDER BY address, token_id, block_number, log_index`);
   // One row per (token, address) a transfer names: the net amount and how many transfers name it
   // (a self-transfer once, and it changes nothing), in key order.
   const insertBalances = db.prepare(`
@@ -236,7 +254,26 @@ export function createBulkLoad(
       holder_count = (SELECT count(*) FROM balances AS b WHERE b.token_id = tokens.id AND b.rank IS NOT NULL),
       transfer_count = (SELECT count(*) FROM transfers AS t WHERE t.token_id = tokens.id)
     WHERE chain = ?`);
-  const refillSums = createChainSumRefill(db);
+  // The chain's tokens had no balances before the load, so each one's running sum (without the
+  // zero address's balance) is what its transfers from the zero address minted less what its
+  // transfers to it burned: a transfer between two other addresses moves nothing in or out.
+  const mintsAndBurns = db
+    .prepare<[{ zero: Buffer }], [number, SqlValue, number]>(`
+      SELECT token_id, value, CASE WHEN from_addr = @zero THEN 1 ELSE -1 END FROM bulk_transfers
+      WHERE (from_addr = @zero) <> (to_addr = @zero)`)
+    .raw();
+  const zeroSums = db.prepare<[string]>('UPDATE tokens SET balance_sum = 0 WHERE chain = ?');
+  const writeSum = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
+  const zeroAddress = encodeHex(ZERO_ADDRESS) as Buffer;
+  function sumsOfLoad(chain: string): void {
+    const sums = new Map<number, bigint>();
+    for (const [id, value, sign] of mintsAndBurns.iterate({ zero: zeroAddress })) {
+      const amount = amountOf(value);
+      sums.set(id, (sums.get(id) ?? 0n) + (sign > 0 ? amount : -amount));
+    }
+    zeroSums.run(chain);
+    for (const [id, sum] of sums) if (sum !== 0n) writeSum.run(encodeAmount(sum), id);
+  }
   const clear = db.prepare('DELETE FROM bulk_transfers');
   const done = db.prepare('UPDATE chains SET bulk_block = NULL, balances_block = NULL WHERE chain = ?');
   const writeEntries = indexedWrite(db, 'address_transfers', ['address_transfers_all']);
@@ -255,20 +292,27 @@ export function createBulkLoad(
     const tempStore = db.pragma('temp_store', { simple: true }) as number;
     db.pragma(`cache_size = -${BUILD_CACHE_KIB}`);
     db.pragma('temp_store = FILE');
+
     // Each step reads the loaded rows once (transfers) or twice (addresses, entries, balances).
     const step = progress.start(chain, rows, 7 * rows);
     try {
       step('transfers');
       insertTransfers.run();
       step('addresses');
-      insertAddresses.run(chain);
+      const base = chainHasAddresses.get(chain) === 0 ? (largestAddressId.get() ?? 0) : null;
+      const added = insertAddresses.run(chain).changes;
       step('address entries');
-      writeEntries(2 * rows, () => insertEntries.run(chain));
+      // Ranks hold only if the new ids run on from `base` without a gap.
+      if (base !== null && largestAddressId.get() === base + added) {
+        writeEntries(2 * rows, () => insertEntriesByRank.run(base));
+      } else writeEntries(2 * rows, () => insertEntriesByLookup.run(chain));
       step('balances');
       writeBalances(2 * rows, () => insertBalances.run());
+      step('counts');
       tokenCounts.run(chain);
       // No batch of the load added to the running sums (they were not written row by row).
-      refillSums(chain);
+      step('sums');
+      sumsOfLoad(chain);
       knownIds.clear();
       clear.run();
       done.run(chain);
@@ -334,6 +378,7 @@ function createBuildProgress(db: Database.Database, logger: Logger) {
   let started = 0;
   let logged = 0;
   let current = { chain: '', step: '', rows: 0 };
+  let endStep = (): void => {};
   const log = (): void => {
     const now = performance.now();
     logged = now;
@@ -364,11 +409,31 @@ function createBuildProgress(db: Database.Database, logger: Logger) {
         { chain, transfers: rows },
         `building the bulk load of ${rows} transfers: sorted into the tables (temporary files in the system's temporary directory)`,
       );
+      let stepStarted = started;
+      let stepCpu = process.cpuUsage();
+      const stepDone = (): void => {
+        if (current.step === '') return;
+        const cpu = process.cpuUsage(stepCpu);
+        logger.debug(
+          {
+            chain,
+            step: current.step,
+            seconds: Number(((performance.now() - stepStarted) / 1000).toFixed(2)),
+            cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
+          },
+          `bulk load build step done: ${current.step}`,
+        );
+      };
+      endStep = stepDone;
       return (step: string) => {
+        stepDone();
         current.step = step;
+        stepStarted = performance.now();
+        stepCpu = process.cpuUsage();
       };
     },
     finish(): void {
+      endStep();
       logger.info(
         {
           chain: current.chain,
