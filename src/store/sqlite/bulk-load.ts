@@ -231,12 +231,13 @@ export function createBulkLoad(
     ORDER BY 1, 2, 3, 4`);
   // A chain whose addresses were all added by the step before, in byte order from the id after
   // `?`: an address's id is that plus its rank among the sides' distinct addresses, so one sort
-  // of the sides in key order gives the entries, without a lookup each.
+  // of the sides by address gives the entries in id order, without a lookup each. (The rows of
+  // one address come in any order, but all at the end of the table; sorting them by the whole
+  // key as well kept a second sorter's memory alive beside the window's.)
   const insertEntriesByRank = db.prepare(`
     INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
     SELECT ? + dense_rank() OVER (ORDER BY address), token_id, block_number, log_index
-    FROM (${sides(TICK)})
-    ORDER BY address, token_id, block_number, log_index`);
+    FROM (${sides(TICK)})`);
   // One row per (token, address) a transfer names: the net amount and how many transfers name it
   // (a self-transfer once, and it changes nothing), in key order.
   const insertBalances = db.prepare(`
