@@ -38,6 +38,7 @@ import {
   encodeAmount,
   encodeHex,
   isLowerHex,
+  lowerHexDigits,
   pushAmountParams,
   pushHexParams,
   type SqlValue,
@@ -67,17 +68,17 @@ export interface BulkLoad {
 
 /** The bulk load over the writer's connection; `steps` give token ids and the block journal. */
 export function createBulkLoad(
-  context: Pick<BatchContext, 'db' | 'sql' | 'hexRows' | 'logger'>,
+  context: Pick<BatchContext, 'db' | 'sql' | 'logger'>,
   steps: Pick<BatchSteps, 'tokenIds' | 'blockJournal'>,
 ): BulkLoad {
-  const { db, sql, hexRows, logger } = context;
+  const { db, sql, logger } = context;
   registerNetAmount(db);
   const progress = createBuildProgress(db, logger);
   const hexInsert = (value: string) =>
     bufferedRows(
       db,
       (rows) =>
-        `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), ?, ?, ${value}, ?)`, rows)}`,
+        `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), unhex(?), unhex(?), ${value}, ?)`, rows)}`,
       9,
       BUFFERED_ROWS,
     );
@@ -123,7 +124,9 @@ export function createBulkLoad(
     const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = wire.transferColumns;
     const { ids, newTokens } = tokenIdsOf(wire, work, stored);
     const journal = steps.blockJournal(wire);
-    const bytes = addresses.map(hexRows.bytesOfAddress);
+    // Digits bound as text and made into bytes by `unhex()`: a load's addresses rarely repeat in
+    // a batch, and a Buffer for each cost the writer more than SQLite's conversion.
+    const digits = addresses.map(lowerHexDigits);
     const lowerHex = allHashesLowerHex(hashes, hashLengths.length);
     const general: unknown[] = [];
     let k = 0;
@@ -133,8 +136,8 @@ export function createBulkLoad(
       for (const i of token.rows) {
         const block = numbers[i * 4]!;
         const value = values[i]!;
-        const from = bytes[fromOf[i]!];
-        const to = bytes[toOf[i]!];
+        const from = digits[fromOf[i]!];
+        const to = digits[toOf[i]!];
         const hash = hashes.slice(hashStarts[hashOf[i]!]!, hashStarts[hashOf[i]! + 1]!);
         if (from != null && to != null && value >= 0n && (lowerHex || isLowerHex(hash))) {
           const small = value <= 9007199254740991n;
