@@ -296,7 +296,6 @@ export function createBulkLoad(
     const tempStore = db.pragma('temp_store', { simple: true }) as number;
     db.pragma(`cache_size = -${BUILD_CACHE_KIB}`);
     db.pragma('temp_store = FILE');
-
     // Each step reads the loaded rows once (transfers) or twice (addresses, entries, balances).
     const step = progress.start(chain, rows, 7 * rows);
     try {
