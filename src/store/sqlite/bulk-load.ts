@@ -242,11 +242,23 @@ export function createBulkLoad(
     SELECT ? + dense_rank() OVER (ORDER BY address), token_id, block_number, log_index
     FROM (${sides(TICK)})`);
   // One row per (token, address) a transfer names: the net amount and how many transfers name it
-  // (a self-transfer once, and it changes nothing), in key order.
+  // (a self-transfer once, and it changes nothing), in key order. A group of one transfer (most
+  // of a chain-shaped load's) takes its amount without a JavaScript call unless it is a negative
+  // one past 2^53 (decimal text); a larger group's values go to one call as text (see
+  // `registerNetAmount`).
   const insertBalances = db.prepare(`
     INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
     SELECT token_id, holder, amount, named, ${RANK_OF_AMOUNT} FROM (
-      SELECT token_id, holder, tq_net_amount(value, sign) AS amount, count(*) AS named FROM (
+      SELECT token_id, holder, count(*) AS named,
+        CASE WHEN count(*) = 1 THEN
+          CASE min(sign) WHEN 1 THEN min(value) WHEN 0 THEN 0
+            ELSE CASE typeof(min(value)) WHEN 'integer' THEN -min(value) ELSE tq_negated(min(value)) END END
+        ELSE tq_net_amount(group_concat(CASE sign WHEN 0 THEN '0' ELSE
+          CASE sign WHEN 1 THEN '+' ELSE '-' END ||
+          CASE typeof(value) WHEN 'integer' THEN value WHEN 'blob' THEN 'x' || hex(value) ELSE 't' || value END END,
+          ','))
+        END AS amount
+      FROM (
         SELECT token_id, from_addr AS holder, value, CASE WHEN to_addr IS from_addr THEN 0 ELSE -1 END AS sign
         FROM bulk_transfers WHERE ${TICK}
         UNION ALL
@@ -450,44 +462,35 @@ function createBuildProgress(db: Database.Database, logger: Logger) {
 }
 
 /**
- * `tq_net_amount(value, sign)`: the exact sum of `sign` × `value` over a group, encoded as codec.ts
- * stores amounts. Most groups of a chain-shaped load are one transfer, so the first value is kept
- * as it came and decoded only when a second one comes: one incoming transfer's amount is its
- * value, already in the same encoding.
+ * The build's balance functions, each result encoded as codec.ts stores amounts.
+ * `tq_negated(value)`: minus a stored value. `tq_net_amount(list)`: the exact sum of a group's
+ * signed values, given as `group_concat` text: per value `0` (a self-transfer), or `+`/`-` then the
+ * decimal digits of an INTEGER, `x` and the hex digits of a BLOB, or `t` and a TEXT amount.
  */
 function registerNetAmount(db: Database.Database): void {
-  interface Sum {
-    n: number;
-    first: SqlValue;
-    sign: number;
-    total: bigint;
-  }
-  const options = {
-    start: (): Sum => ({ n: 0, first: null, sign: 0, total: 0n }),
-    step(sum: Sum, value: SqlValue, sign: number) {
-      if (sum.n++ === 0) {
-        sum.first = value;
-        sum.sign = sign;
-        return sum;
-      }
-      if (sum.n === 2)
-        sum.total = sum.sign === 0 ? 0n : sum.sign > 0 ? amountOf(sum.first) : -amountOf(sum.first);
-      if (sign !== 0) sum.total = sign > 0 ? sum.total + amountOf(value) : sum.total - amountOf(value);
-      return sum;
-    },
-    result(sum: Sum) {
-      if (sum.n === 1) {
-        if (sum.sign === 0) return 0n;
-        if (sum.sign > 0) return typeof sum.first === 'number' ? BigInt(sum.first) : sum.first;
-        return encodeAmount(-amountOf(sum.first));
-      }
-      return encodeAmount(sum.total);
-    },
-    deterministic: true,
-  };
-  // The typings allow one argument per step; SQLite passes as many as the call has.
-  db.aggregate('tq_net_amount', options as unknown as Database.AggregateOptions);
+  db.function('tq_negated', { deterministic: true }, (value: SqlValue) => encodeAmount(-amountOf(value)));
+  db.function('tq_net_amount', { deterministic: true }, (list: string) => {
+    let total = 0n;
+    for (const item of list.split(',')) {
+      const sign = item.charCodeAt(0);
+      if (sign === ZERO_SIGN) continue;
+      const kind = item.charCodeAt(1);
+      const value =
+        kind === HEX_KIND
+          ? item.length === 2
+            ? 0n
+            : BigInt(`0x${item.slice(2)}`)
+          : BigInt(kind === TEXT_KIND ? item.slice(2) : item.slice(1));
+      total = sign === PLUS_SIGN ? total + value : total - value;
+    }
+    return encodeAmount(total);
+  });
 }
+
+const ZERO_SIGN = '0'.charCodeAt(0);
+const PLUS_SIGN = '+'.charCodeAt(0);
+const HEX_KIND = 'x'.charCodeAt(0);
+const TEXT_KIND = 't'.charCodeAt(0);
 
 /** A stored value as a BigInt; BLOBs of up to 12 bytes without a hex string. */
 function amountOf(value: SqlValue): bigint {
