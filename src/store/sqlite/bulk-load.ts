@@ -23,13 +23,13 @@
 import type Database from 'better-sqlite3';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
-import type { Logger } from '../../internal/logger.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch } from '../types.js';
 import type { BatchContext, BatchSteps } from './apply-batch.js';
 import type { BatchBalances } from './balances.js';
 import { planWire, type WireBatch } from './batch-wire.js';
 import { indexedWrite } from './bulk-indexes.js';
+import { createBuildProgress, TICK_EVERY } from './bulk-progress.js';
 import {
   allHashesLowerHex,
   amountHexDigits,
@@ -53,8 +53,7 @@ import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } fro
  */
 const BUILD_CACHE_KIB = 128 * 1024;
 
-/** A tick of the build's progress every 1,024 rows of the load (by rowid: no JS call for the others). */
-const TICK_EVERY = 1024;
+/** A tick of the build's progress every TICK_EVERY rows of the load (by rowid: no JS call for the others). */
 const TICK = `((rowid & ${TICK_EVERY - 1}) <> 0 OR tq_tick())`;
 
 export interface BulkLoad {
@@ -377,88 +376,6 @@ function checkOneRowPerLog(rows: readonly number[], numbers: ArrayLike<number>):
     }
     seen.add(key);
   }
-}
-
-/** How often the build logs its progress. */
-const PROGRESS_EVERY_MS = 5_000;
-
-/**
- * The build's progress, logged with a percentage and an ETA: `tq_tick()`, called by each step for
- * every row it reads of the load, counts the work done (the sorts' merges after their reads are
- * not counted, so the ETA is a lower bound while one runs).
- */
-function createBuildProgress(db: Database.Database, logger: Logger) {
-  let done = 0;
-  let total = 0;
-  let started = 0;
-  let logged = 0;
-  let current = { chain: '', step: '', rows: 0 };
-  let endStep = (): void => {};
-  const log = (): void => {
-    const now = performance.now();
-    logged = now;
-    const fraction = Math.min(done / Math.max(total, 1), 1);
-    const elapsed = (now - started) / 1000;
-    const etaSeconds = fraction > 0 ? Math.round(elapsed / fraction - elapsed) : null;
-    const percent = Math.floor(fraction * 1000) / 10;
-    logger.info(
-      { chain: current.chain, step: current.step, percent, etaSeconds },
-      `building the bulk load of ${current.rows} transfers: ${current.step}, ${percent}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
-    );
-  };
-  db.function('tq_tick', { deterministic: false }, () => {
-    done += TICK_EVERY;
-    // The clock only every 65,536 rows.
-    if ((done & 0xffff) === 0 && performance.now() - logged >= PROGRESS_EVERY_MS) log();
-    return 1;
-  });
-  return {
-    /** Starts a build of `rows` rows and `work` ticks; returns the function that names each step. */
-    start(chain: string, rows: number, work: number) {
-      done = 0;
-      total = work;
-      started = performance.now();
-      logged = started;
-      current = { chain, step: '', rows };
-      logger.info(
-        { chain, transfers: rows },
-        `building the bulk load of ${rows} transfers: sorted into the tables (temporary files in the system's temporary directory)`,
-      );
-      let stepStarted = started;
-      let stepCpu = process.cpuUsage();
-      const stepDone = (): void => {
-        if (current.step === '') return;
-        const cpu = process.cpuUsage(stepCpu);
-        logger.debug(
-          {
-            chain,
-            step: current.step,
-            seconds: Number(((performance.now() - stepStarted) / 1000).toFixed(2)),
-            cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
-          },
-          `bulk load build step done: ${current.step}`,
-        );
-      };
-      endStep = stepDone;
-      return (step: string) => {
-        stepDone();
-        current.step = step;
-        stepStarted = performance.now();
-        stepCpu = process.cpuUsage();
-      };
-    },
-    finish(): void {
-      endStep();
-      logger.info(
-        {
-          chain: current.chain,
-          transfers: current.rows,
-          seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
-        },
-        `built the bulk load of ${current.rows} transfers`,
-      );
-    },
-  };
 }
 
 /**
