@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import Database from 'better-sqlite3';
 import { createEvmSource } from '../chains/evm/source.js';
 import { type FixtureNodeOptions, startFixtureNode } from '../chains/evm/testing/fixture-node.js';
 import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
@@ -34,9 +35,20 @@ let count = 0;
 async function importInto(
   node: FixtureNodeOptions,
   inputs: string[],
-  options: Partial<ImportOptions> & { writerThread?: boolean; stopAfter?: number } = {},
+  options: Partial<ImportOptions> & {
+    writerThread?: boolean;
+    stopAfter?: number;
+    /** Rows written into the new store's file before the import (raw SQL). */
+    before?: (db: Database.Database) => void;
+  } = {},
 ): Promise<{ path: string; imported: number; store: Store }> {
   const path = join(tmp, `store-${++count}.sqlite`);
+  if (options.before !== undefined) {
+    await (await openSqliteStore({ path, logger })).close();
+    const db = new Database(path);
+    options.before(db);
+    db.close();
+  }
   const fixture = await startFixtureNode(node);
   try {
     const open = options.writerThread === true ? openSqliteStoreWithWriterThread : openSqliteStore;
@@ -122,6 +134,32 @@ describe('bulk load against row by row', () => {
     assert.deepEqual(report.differences, []);
     await bulk.store.close();
     assertSameTables(bulk.path, rowByRow.path, 'chain-shaped');
+  });
+
+  test('addresses stored before the load: numbered after them, or looked up when the chain has some', async () => {
+    // Another chain's addresses take the first ids (the entries' ids are then ranks after them);
+    // an address of the chain itself (kept by no transfer) makes the build look each one up.
+    const others = (db: Database.Database) =>
+      db.prepare("INSERT INTO addresses (chain, address) VALUES ('bsc', x'01'), ('bsc', x'02')").run();
+    const own = (db: Database.Database) => {
+      others(db);
+      db.prepare("INSERT INTO addresses (chain, address) VALUES ('eth', ?)").run(
+        Buffer.from(rows[0]!.from_address!.slice(2), 'hex'),
+      );
+    };
+    for (const [what, before] of [
+      ['other chains', others],
+      ['own', own],
+    ] as const) {
+      const options = { batchTransfers: 3_000, before };
+      const rowByRow = await importInto(crosscheckNode, [CROSSCHECK_EXPORT], { ...options, bulkLoad: false });
+      await rowByRow.store.close();
+      const bulk = await importInto(crosscheckNode, [CROSSCHECK_EXPORT], { ...options, writerThread: true });
+      const report = await verifyChain({ store: bulk.store, chain: 'eth', source: null, logger });
+      assert.deepEqual(report.differences, [], what);
+      await bulk.store.close();
+      assertSameTables(bulk.path, rowByRow.path, `${what} addresses`);
+    }
   });
 
   test('a load stopped after any batch resumes to the same tables', async () => {

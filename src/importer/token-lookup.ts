@@ -21,7 +21,20 @@ export function createTokenLookup(options: {
 }): TokenLookup {
   const { store, chain, node, where, rpcHint } = options;
   const tokenFacts = new Map<string, Promise<TokenFacts | 'known'>>();
+  /**
+   * The facts already settled: a batch of a chain-shaped export names thousands of tokens, nearly
+   * all seen before, and a promise for each of them, every batch, cost more than the lookup.
+   */
+  const settled = new Map<string, TokenFacts | 'known'>();
   return (samples) => {
+    let all = true;
+    for (const s of samples) {
+      if (!settled.has(s.token)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return Promise.resolve(samples.map((s) => settled.get(s.token)!));
     const fresh = samples.filter((s) => !tokenFacts.has(s.token));
     if (fresh.length > 0) {
       const all = (async () => {
@@ -54,6 +67,7 @@ export function createTokenLookup(options: {
         unknown.forEach((s, i) => {
           byToken.set(s.token, facts[i] ?? null);
         });
+        for (const [token, fact] of byToken) settled.set(token, fact);
         return byToken;
       })();
       for (const s of fresh) {

@@ -45,7 +45,7 @@ export function createBalanceSumRead(db: Database.Database): (chain: string, tok
 
 /**
  * The sum of a token's stored balances without the zero address's, read from the balances table
- * (the migration's fill, and a bulk load's build, whose balances no batch added to the sums).
+ * (the migration's fill).
  */
 function createSummedRows(db: Database.Database): (id: number) => bigint {
   const where = 'token_id = ? AND holder <> ?';
@@ -78,16 +78,6 @@ function createSummedRows(db: Database.Database): (id: number) => bigint {
     }
     for (const amount of others.iterate(id, zero)) sum += decodeAmount(amount);
     return sum;
-  };
-}
-
-/** Sets the running sum of every token of `chain` from its stored balances (a bulk load's build). */
-export function createChainSumRefill(db: Database.Database): (chain: string) => void {
-  const summed = createSummedRows(db);
-  const tokens = db.prepare<[string], number>('SELECT id FROM tokens WHERE chain = ?').pluck();
-  const write = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
-  return (chain) => {
-    for (const id of tokens.all(chain)) write.run(encodeAmount(summed(id)), id);
   };
 }
 

@@ -11,7 +11,9 @@
  * without the flag (or a rollback) then builds the rest in its own transaction, each table by
  * one `INSERT … SELECT … ORDER BY` in its key order, which SQLite's sorter makes with bounded
  * memory (spilling to temporary files), and the secondary indexes by `CREATE INDEX` afterwards.
- * Balances are summed exactly by an aggregate function (BigInt past 2^53).
+ * Balances are summed exactly by an aggregate function (BigInt past 2^53). On a chain without
+ * addresses before the load, an address entry's id is its address's rank (the addresses are added
+ * in byte order), not a lookup; the tokens' running sums are their mints less their burns.
  *
  * Interrupted: the appended batches are committed with their checkpoints, so the next run goes on
  * from the checkpoint; the build is one transaction, so a crash in it leaves the appended rows to
@@ -19,15 +21,15 @@
  * the load: its transfers, balances and address views are not readable until the build.
  */
 import type Database from 'better-sqlite3';
+import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
-import type { Logger } from '../../internal/logger.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch } from '../types.js';
 import type { BatchContext, BatchSteps } from './apply-batch.js';
-import { createChainSumRefill } from './balance-sums.js';
 import type { BatchBalances } from './balances.js';
 import { planWire, type WireBatch } from './batch-wire.js';
 import { indexedWrite } from './bulk-indexes.js';
+import { createBuildProgress, TICK_EVERY } from './bulk-progress.js';
 import {
   allHashesLowerHex,
   amountHexDigits,
@@ -36,6 +38,7 @@ import {
   encodeAmount,
   encodeHex,
   isLowerHex,
+  lowerHexDigits,
   pushAmountParams,
   pushHexParams,
   type SqlValue,
@@ -50,8 +53,7 @@ import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } fro
  */
 const BUILD_CACHE_KIB = 128 * 1024;
 
-/** A tick of the build's progress every 1,024 rows of the load (by rowid: no JS call for the others). */
-const TICK_EVERY = 1024;
+/** A tick of the build's progress every TICK_EVERY rows of the load (by rowid: no JS call for the others). */
 const TICK = `((rowid & ${TICK_EVERY - 1}) <> 0 OR tq_tick())`;
 
 export interface BulkLoad {
@@ -65,17 +67,17 @@ export interface BulkLoad {
 
 /** The bulk load over the writer's connection; `steps` give token ids and the block journal. */
 export function createBulkLoad(
-  context: Pick<BatchContext, 'db' | 'sql' | 'hexRows' | 'logger'>,
+  context: Pick<BatchContext, 'db' | 'sql' | 'logger'>,
   steps: Pick<BatchSteps, 'tokenIds' | 'blockJournal'>,
 ): BulkLoad {
-  const { db, sql, hexRows, logger } = context;
+  const { db, sql, logger } = context;
   registerNetAmount(db);
   const progress = createBuildProgress(db, logger);
   const hexInsert = (value: string) =>
     bufferedRows(
       db,
       (rows) =>
-        `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), ?, ?, ${value}, ?)`, rows)}`,
+        `INSERT INTO bulk_transfers VALUES ${rowsOf(`(?, ?, ?, ?, unhex(?), unhex(?), unhex(?), ${value}, ?)`, rows)}`,
       9,
       BUFFERED_ROWS,
     );
@@ -121,7 +123,9 @@ export function createBulkLoad(
     const { addresses, fromOf, toOf, numbers, hashes, hashLengths, hashOf, values } = wire.transferColumns;
     const { ids, newTokens } = tokenIdsOf(wire, work, stored);
     const journal = steps.blockJournal(wire);
-    const bytes = addresses.map(hexRows.bytesOfAddress);
+    // Digits bound as text and made into bytes by `unhex()`: a load's addresses rarely repeat in
+    // a batch, and a Buffer for each cost the writer more than SQLite's conversion.
+    const digits = addresses.map(lowerHexDigits);
     const lowerHex = allHashesLowerHex(hashes, hashLengths.length);
     const general: unknown[] = [];
     let k = 0;
@@ -131,8 +135,8 @@ export function createBulkLoad(
       for (const i of token.rows) {
         const block = numbers[i * 4]!;
         const value = values[i]!;
-        const from = bytes[fromOf[i]!];
-        const to = bytes[toOf[i]!];
+        const from = digits[fromOf[i]!];
+        const to = digits[toOf[i]!];
         const hash = hashes.slice(hashStarts[hashOf[i]!]!, hashStarts[hashOf[i]! + 1]!);
         if (from != null && to != null && value >= 0n && (lowerHex || isLowerHex(hash))) {
           const small = value <= 9007199254740991n;
@@ -203,28 +207,57 @@ export function createBulkLoad(
     INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)
     SELECT token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time
     FROM bulk_transfers WHERE ${TICK} ORDER BY token_id, block_number, log_index`);
-  // Addresses in byte order: their ids then follow it, so the entries' join below reads the
-  // address index in order, and `addresses` is appended to.
+  // Addresses in byte order: their ids then follow it (a table without AUTOINCREMENT takes the
+  // next id after the largest), and `addresses` is appended to.
   const insertAddresses = db.prepare(`
     INSERT OR IGNORE INTO addresses (chain, address)
     SELECT ?, address FROM (SELECT from_addr AS address FROM bulk_transfers WHERE ${TICK}
                             UNION ALL SELECT to_addr FROM bulk_transfers WHERE ${TICK})
-    GROUP BY address`);
-  const insertEntries = db.prepare(`
+    GROUP BY address ORDER BY address`);
+  const chainHasAddresses = db
+    .prepare<[string], number>('SELECT count(*) FROM (SELECT 1 FROM addresses WHERE chain = ? LIMIT 1)')
+    .pluck();
+  const largestAddressId = db.prepare<[], number | null>('SELECT max(id) FROM addresses').pluck();
+  // Each side of a transfer: the address it names, once for a self-transfer.
+  const sides = (tick: string) => `
+    SELECT from_addr AS address, token_id, block_number, log_index FROM bulk_transfers WHERE ${tick}
+    UNION ALL
+    SELECT to_addr, token_id, block_number, log_index FROM bulk_transfers
+    WHERE ${tick} AND to_addr IS NOT from_addr`;
+  // The general case: each side's address id looked up in the address index.
+  const insertEntriesByLookup = db.prepare(`
     INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
     SELECT a.id, s.token_id, s.block_number, s.log_index
-    FROM (SELECT from_addr AS address, token_id, block_number, log_index FROM bulk_transfers WHERE ${TICK}
-          UNION ALL
-          SELECT to_addr, token_id, block_number, log_index FROM bulk_transfers
-          WHERE ${TICK} AND to_addr IS NOT from_addr) AS s
+    FROM (${sides(TICK)}) AS s
     JOIN addresses AS a ON a.chain = ? AND a.address = s.address
     ORDER BY 1, 2, 3, 4`);
+  // A chain whose addresses were all added by the step before, in byte order from the id after
+  // `?`: an address's id is that plus its rank among the sides' distinct addresses, so one sort
+  // of the sides by address gives the entries in id order, without a lookup each. (The rows of
+  // one address come in any order, but all at the end of the table; sorting them by the whole
+  // key as well kept a second sorter's memory alive beside the window's.)
+  const insertEntriesByRank = db.prepare(`
+    INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
+    SELECT ? + dense_rank() OVER (ORDER BY address), token_id, block_number, log_index
+    FROM (${sides(TICK)})`);
   // One row per (token, address) a transfer names: the net amount and how many transfers name it
-  // (a self-transfer once, and it changes nothing), in key order.
+  // (a self-transfer once, and it changes nothing), in key order. A group of one transfer (most
+  // of a chain-shaped load's) takes its amount without a JavaScript call unless it is a negative
+  // one past 2^53 (decimal text); a larger group's values go to one call as text (see
+  // `registerNetAmount`).
   const insertBalances = db.prepare(`
     INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
     SELECT token_id, holder, amount, named, ${RANK_OF_AMOUNT} FROM (
-      SELECT token_id, holder, tq_net_amount(value, sign) AS amount, count(*) AS named FROM (
+      SELECT token_id, holder, count(*) AS named,
+        CASE WHEN count(*) = 1 THEN
+          CASE min(sign) WHEN 1 THEN min(value) WHEN 0 THEN 0
+            ELSE CASE typeof(min(value)) WHEN 'integer' THEN -min(value) ELSE tq_negated(min(value)) END END
+        ELSE tq_net_amount(group_concat(CASE sign WHEN 0 THEN '0' ELSE
+          CASE sign WHEN 1 THEN '+' ELSE '-' END ||
+          CASE typeof(value) WHEN 'integer' THEN value WHEN 'blob' THEN 'x' || hex(value) ELSE 't' || value END END,
+          ','))
+        END AS amount
+      FROM (
         SELECT token_id, from_addr AS holder, value, CASE WHEN to_addr IS from_addr THEN 0 ELSE -1 END AS sign
         FROM bulk_transfers WHERE ${TICK}
         UNION ALL
@@ -236,7 +269,26 @@ export function createBulkLoad(
       holder_count = (SELECT count(*) FROM balances AS b WHERE b.token_id = tokens.id AND b.rank IS NOT NULL),
       transfer_count = (SELECT count(*) FROM transfers AS t WHERE t.token_id = tokens.id)
     WHERE chain = ?`);
-  const refillSums = createChainSumRefill(db);
+  // The chain's tokens had no balances before the load, so each one's running sum (without the
+  // zero address's balance) is what its transfers from the zero address minted less what its
+  // transfers to it burned: a transfer between two other addresses moves nothing in or out.
+  const mintsAndBurns = db
+    .prepare<[{ zero: Buffer }], [number, SqlValue, number]>(`
+      SELECT token_id, value, CASE WHEN from_addr = @zero THEN 1 ELSE -1 END FROM bulk_transfers
+      WHERE (from_addr = @zero) <> (to_addr = @zero)`)
+    .raw();
+  const zeroSums = db.prepare<[string]>('UPDATE tokens SET balance_sum = 0 WHERE chain = ?');
+  const writeSum = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
+  const zeroAddress = encodeHex(ZERO_ADDRESS) as Buffer;
+  function sumsOfLoad(chain: string): void {
+    const sums = new Map<number, bigint>();
+    for (const [id, value, sign] of mintsAndBurns.iterate({ zero: zeroAddress })) {
+      const amount = amountOf(value);
+      sums.set(id, (sums.get(id) ?? 0n) + (sign > 0 ? amount : -amount));
+    }
+    zeroSums.run(chain);
+    for (const [id, sum] of sums) if (sum !== 0n) writeSum.run(encodeAmount(sum), id);
+  }
   const clear = db.prepare('DELETE FROM bulk_transfers');
   const done = db.prepare('UPDATE chains SET bulk_block = NULL, balances_block = NULL WHERE chain = ?');
   const writeEntries = indexedWrite(db, 'address_transfers', ['address_transfers_all']);
@@ -261,14 +313,20 @@ export function createBulkLoad(
       step('transfers');
       insertTransfers.run();
       step('addresses');
-      insertAddresses.run(chain);
+      const base = chainHasAddresses.get(chain) === 0 ? (largestAddressId.get() ?? 0) : null;
+      const added = insertAddresses.run(chain).changes;
       step('address entries');
-      writeEntries(2 * rows, () => insertEntries.run(chain));
+      // Ranks hold only if the new ids run on from `base` without a gap.
+      if (base !== null && largestAddressId.get() === base + added) {
+        writeEntries(2 * rows, () => insertEntriesByRank.run(base));
+      } else writeEntries(2 * rows, () => insertEntriesByLookup.run(chain));
       step('balances');
       writeBalances(2 * rows, () => insertBalances.run());
+      step('counts');
       tokenCounts.run(chain);
       // No batch of the load added to the running sums (they were not written row by row).
-      refillSums(chain);
+      step('sums');
+      sumsOfLoad(chain);
       knownIds.clear();
       clear.run();
       done.run(chain);
@@ -320,106 +378,36 @@ function checkOneRowPerLog(rows: readonly number[], numbers: ArrayLike<number>):
   }
 }
 
-/** How often the build logs its progress. */
-const PROGRESS_EVERY_MS = 5_000;
-
 /**
- * The build's progress, logged with a percentage and an ETA: `tq_tick()`, called by each step for
- * every row it reads of the load, counts the work done (the sorts' merges after their reads are
- * not counted, so the ETA is a lower bound while one runs).
- */
-function createBuildProgress(db: Database.Database, logger: Logger) {
-  let done = 0;
-  let total = 0;
-  let started = 0;
-  let logged = 0;
-  let current = { chain: '', step: '', rows: 0 };
-  const log = (): void => {
-    const now = performance.now();
-    logged = now;
-    const fraction = Math.min(done / Math.max(total, 1), 1);
-    const elapsed = (now - started) / 1000;
-    const etaSeconds = fraction > 0 ? Math.round(elapsed / fraction - elapsed) : null;
-    const percent = Math.floor(fraction * 1000) / 10;
-    logger.info(
-      { chain: current.chain, step: current.step, percent, etaSeconds },
-      `building the bulk load of ${current.rows} transfers: ${current.step}, ${percent}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
-    );
-  };
-  db.function('tq_tick', { deterministic: false }, () => {
-    done += TICK_EVERY;
-    // The clock only every 65,536 rows.
-    if ((done & 0xffff) === 0 && performance.now() - logged >= PROGRESS_EVERY_MS) log();
-    return 1;
-  });
-  return {
-    /** Starts a build of `rows` rows and `work` ticks; returns the function that names each step. */
-    start(chain: string, rows: number, work: number) {
-      done = 0;
-      total = work;
-      started = performance.now();
-      logged = started;
-      current = { chain, step: '', rows };
-      logger.info(
-        { chain, transfers: rows },
-        `building the bulk load of ${rows} transfers: sorted into the tables (temporary files in the system's temporary directory)`,
-      );
-      return (step: string) => {
-        current.step = step;
-      };
-    },
-    finish(): void {
-      logger.info(
-        {
-          chain: current.chain,
-          transfers: current.rows,
-          seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
-        },
-        `built the bulk load of ${current.rows} transfers`,
-      );
-    },
-  };
-}
-
-/**
- * `tq_net_amount(value, sign)`: the exact sum of `sign` × `value` over a group, encoded as codec.ts
- * stores amounts. Most groups of a chain-shaped load are one transfer, so the first value is kept
- * as it came and decoded only when a second one comes: one incoming transfer's amount is its
- * value, already in the same encoding.
+ * The build's balance functions, each result encoded as codec.ts stores amounts.
+ * `tq_negated(value)`: minus a stored value. `tq_net_amount(list)`: the exact sum of a group's
+ * signed values, given as `group_concat` text: per value `0` (a self-transfer), or `+`/`-` then the
+ * decimal digits of an INTEGER, `x` and the hex digits of a BLOB, or `t` and a TEXT amount.
  */
 function registerNetAmount(db: Database.Database): void {
-  interface Sum {
-    n: number;
-    first: SqlValue;
-    sign: number;
-    total: bigint;
-  }
-  const options = {
-    start: (): Sum => ({ n: 0, first: null, sign: 0, total: 0n }),
-    step(sum: Sum, value: SqlValue, sign: number) {
-      if (sum.n++ === 0) {
-        sum.first = value;
-        sum.sign = sign;
-        return sum;
-      }
-      if (sum.n === 2)
-        sum.total = sum.sign === 0 ? 0n : sum.sign > 0 ? amountOf(sum.first) : -amountOf(sum.first);
-      if (sign !== 0) sum.total = sign > 0 ? sum.total + amountOf(value) : sum.total - amountOf(value);
-      return sum;
-    },
-    result(sum: Sum) {
-      if (sum.n === 1) {
-        if (sum.sign === 0) return 0n;
-        if (sum.sign > 0) return typeof sum.first === 'number' ? BigInt(sum.first) : sum.first;
-        return encodeAmount(-amountOf(sum.first));
-      }
-      return encodeAmount(sum.total);
-    },
-    deterministic: true,
-  };
-  // The typings allow one argument per step; SQLite passes as many as the call has.
-  db.aggregate('tq_net_amount', options as unknown as Database.AggregateOptions);
+  db.function('tq_negated', { deterministic: true }, (value: SqlValue) => encodeAmount(-amountOf(value)));
+  db.function('tq_net_amount', { deterministic: true }, (list: string) => {
+    let total = 0n;
+    for (const item of list.split(',')) {
+      const sign = item.charCodeAt(0);
+      if (sign === ZERO_SIGN) continue;
+      const kind = item.charCodeAt(1);
+      const value =
+        kind === HEX_KIND
+          ? item.length === 2
+            ? 0n
+            : BigInt(`0x${item.slice(2)}`)
+          : BigInt(kind === TEXT_KIND ? item.slice(2) : item.slice(1));
+      total = sign === PLUS_SIGN ? total + value : total - value;
+    }
+    return encodeAmount(total);
+  });
 }
+
+const ZERO_SIGN = '0'.charCodeAt(0);
+const PLUS_SIGN = '+'.charCodeAt(0);
+const HEX_KIND = 'x'.charCodeAt(0);
+const TEXT_KIND = 't'.charCodeAt(0);
 
 /** A stored value as a BigInt; BLOBs of up to 12 bytes without a hex string. */
 function amountOf(value: SqlValue): bigint {

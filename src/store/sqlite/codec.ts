@@ -144,6 +144,22 @@ export function allHashesLowerHex(hashes: string, count: number): boolean {
   return bad === 0;
 }
 
+/**
+ * The hex digits of `value` (without `0x`) when {@link encodeHex} stores it as a BLOB, else null:
+ * what `unhex()` of a bound parameter makes into that BLOB. A loop over the characters, cheaper
+ * than the regular expression for many short values (a bulk load's addresses).
+ */
+export function lowerHexDigits(value: string): string | null {
+  const n = value.length;
+  if (n < 4 || n % 2 !== 0 || value.charCodeAt(0) !== 48 || value.charCodeAt(1) !== 120) return null;
+  let bad = 0;
+  for (let i = 2; i < n; i++) {
+    const c = value.charCodeAt(i);
+    bad |= c < 128 ? NOT_LOWER_HEX[c]! : 1;
+  }
+  return bad === 0 ? value.slice(2) : null;
+}
+
 // ---- Rows → records ----
 
 /** A row of the `chains` table. */
