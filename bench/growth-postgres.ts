@@ -9,6 +9,7 @@ import { basename, join } from 'node:path';
 import pg from 'pg';
 import { MIGRATIONS } from '../src/store/postgres/migrations.js';
 import {
+  withAdminClient as admin,
   createTestDatabase,
   querySql,
   TEST_POSTGRES_URL,
@@ -24,16 +25,6 @@ import {
 } from './growth-store.js';
 
 const DATABASE_PREFIX = 'tqbench_growth_';
-
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5_000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
 
 /**
  * A PostgreSQL store's facts: rows, and bytes per table (heap, TOAST and maps) and per index, a

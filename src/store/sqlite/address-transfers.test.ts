@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
+import { silentLogger } from '../../internal/logger.js';
 import { createAddressEntries, type EntryPart } from './address-transfers.js';
+import { migrate } from './migrations.js';
 
-/** The two tables of migration 0007 that the entries touch, alone. */
+/** A new store's schema in memory: the entries need its `addresses` and `address_transfers`. */
 function entriesDb(): Database.Database {
   const db = new Database(':memory:');
-  db.exec(`
-    CREATE TABLE addresses (id INTEGER PRIMARY KEY, chain TEXT NOT NULL, address BLOB NOT NULL);
-    CREATE UNIQUE INDEX addresses_by_address ON addresses (chain, address);
-    CREATE TABLE address_transfers (
-      address_id INTEGER NOT NULL,
-      token_id INTEGER NOT NULL,
-      block_number INTEGER NOT NULL,
-      log_index INTEGER NOT NULL,
-      PRIMARY KEY (address_id, token_id, block_number, log_index)
-    ) WITHOUT ROWID;
-    CREATE INDEX address_transfers_all ON address_transfers (address_id, block_number, log_index);
-  `);
+  migrate(db, silentLogger());
   return db;
 }
 

@@ -42,7 +42,8 @@ export function withSchema(url: string, schema: string): string {
   return parsed.toString();
 }
 
-async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `fn` on a connection to the server's admin database (creating and dropping databases). */
+export async function withAdminClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: TEST_POSTGRES_URL, connectionTimeoutMillis: 5_000 });
   await client.connect();
   try {
@@ -55,7 +56,7 @@ async function admin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
 /** Throws {@link unreachableMessage} when the server cannot be reached. */
 export async function checkTestServer(): Promise<void> {
   try {
-    await admin((client) => client.query('SELECT 1'));
+    await withAdminClient((client) => client.query('SELECT 1'));
   } catch (error) {
     throw new Error(unreachableMessage(error), { cause: error });
   }
@@ -96,7 +97,7 @@ export interface TestDatabase {
 /** Creates an empty database for one test file (or one test that needs a whole database). */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `${PREFIX}${process.pid}_${randomBytes(6).toString('hex')}`;
-  await admin(async (client) => {
+  await withAdminClient(async (client) => {
     await sweepOrphans(client);
     await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
   });
@@ -107,7 +108,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     drop: async () => {
       if (dropped) return;
       dropped = true;
-      await admin((client) =>
+      await withAdminClient((client) =>
         client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
       );
     },
