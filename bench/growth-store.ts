@@ -124,6 +124,9 @@ export function importDiskBytes(transfers: number): number {
   return transfers * 550 * 2;
 }
 
+/** A store that would not fit on the disk: the message is the one line the benchmark prints. */
+export class DiskSpaceError extends Error {}
+
 /**
  * Refuses, in one line, a store that would not fit on the temporary directory's disk with 10 GB
  * to spare (the machine must stay usable).
@@ -133,7 +136,7 @@ export function checkDiskFor(transfers: number): void {
   const free = bavail * bsize;
   const needed = importDiskBytes(transfers) + 10e9;
   if (free < needed) {
-    throw new Error(
+    throw new DiskSpaceError(
       `a ${transfers.toLocaleString('en-US')}-transfer store needs about ${(needed / 1e9).toFixed(0)} GB free in ${tmpdir()} ` +
         `(10 GB of it spare); ${(free / 1e9).toFixed(0)} GB are: free some (\`npm run bench -- clean\` removes the cached stores) or choose fewer --growth-rows`,
     );

@@ -29,7 +29,6 @@ import {
   buildStore,
   cacheDirFor,
   cachedStore,
-  checkDiskFor,
   type StoreShape,
   storeBytes,
 } from './growth-store.js';
@@ -126,7 +125,6 @@ async function measureGrowth(
   // disk. (A PostgreSQL store was just written or read through its server's cache: not done there.)
   if (!postgres) for (const path of [small.built.path, big.built.path]) await readThrough(path);
 
-  checkDiskFor(shape.transfers);
   const tokens = createSyntheticExport(shape).tokenAddresses.slice(0, REQUESTED_TOKENS);
   const busiest = tokens[0]!;
   const busyAddress = createSyntheticExport(shape).holderAddress(0);

@@ -23,7 +23,7 @@ import { fixed, int, type MachineFacts, machineFacts, median, mib, runChild } fr
 import { growthShape, runGrowthBench } from './growth.js';
 import { dropCachedPostgresStores } from './growth-postgres.js';
 import { renderGrowth } from './growth-report.js';
-import { cachedStores } from './growth-store.js';
+import { cachedStores, DiskSpaceError } from './growth-store.js';
 import { renderImport, runImportBench } from './import.js';
 import { runImportPostgresBench } from './import-postgres.js';
 import { type NeoReport, runNeoBench } from './neo.js';
@@ -149,6 +149,15 @@ if (which === 'address-ops' || which === 'address-ab' || which === 'api-ab') {
   }
 }
 const log = (line: string): void => console.error(`[bench] ${line}`);
+// A store the disk cannot take is the user's to decide about: one line, no stack trace.
+process.on('uncaughtException', (error) => {
+  if (error instanceof DiskSpaceError) {
+    console.error(`bench: ${error.message}`);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+});
 if (which === 'clean') {
   const stores = cachedStores();
   for (const { dir } of stores) rmSync(dir, { recursive: true, force: true });
