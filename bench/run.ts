@@ -42,6 +42,8 @@ const CHUNK = 5;
 const CONCURRENCY = 4;
 /** Busy NEO blocks indexed by the NEO benchmark (copies of mainnet block 1444843). */
 const NEO_COPIES = 600;
+/** A latency in ms as the tables print it: at most 3 decimals (a median of two may be 0.6960000000000001). */
+const latency = (ms: number): string => String(Number(ms.toFixed(3)));
 
 const USAGE = `Usage: npm run bench -- [scenario] [options]   (or: node dist/bench/run.js ...)
 
@@ -538,8 +540,8 @@ function renderApi(r: ApiReport, f: MachineFacts): string {
     ...r.cases.map(
       (c) =>
         `| ${c.name} | ${int(c.bodyBytes)} B | ${int(c.tokenquery.requestsPerSecond)} | ` +
-        `${c.tokenquery.p50Ms} / ${c.tokenquery.p99Ms} ms | ${fixed(c.tokenquery.cpuMicrosPerRequest, 0)} µs | ` +
-        `${int(c.baseline.requestsPerSecond)} | ${c.baseline.p50Ms} / ${c.baseline.p99Ms} ms | ` +
+        `${latency(c.tokenquery.p50Ms)} / ${latency(c.tokenquery.p99Ms)} ms | ${fixed(c.tokenquery.cpuMicrosPerRequest, 0)} µs | ` +
+        `${int(c.baseline.requestsPerSecond)} | ${latency(c.baseline.p50Ms)} / ${latency(c.baseline.p99Ms)} ms | ` +
         `${fixed(c.baseline.cpuMicrosPerRequest, 0)} µs | **${fixed(c.ratio)}** |`,
     ),
     '',
