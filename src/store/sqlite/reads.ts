@@ -124,12 +124,16 @@ export function createReader(db: Database.Database, sql: Statements): StoreReade
       return row === undefined ? null : readTokenRecord(chain, row);
     },
 
+    // getToken's statement once per token: in process, a lookup each costs less than a statement
+    // for each list length. Its row starts with the label's columns (codec.ts, readTokenRecord).
     async getTokenLabels(chain, addresses) {
       const labels: TokenLabel[] = [];
       for (const token of new Set(addresses)) {
-        const row = sql.getTokenLabel.get(chain, encodeHex(token));
-        if (row !== undefined)
-          labels.push({ chain, address: row[0], name: row[1], symbol: row[2], decimals: row[3] });
+        const row = sql.getToken.get(chain, encodeHex(token));
+        if (row !== undefined) {
+          const { address, name, symbol, decimals } = readTokenRecord(chain, row);
+          labels.push({ chain, address, name, symbol, decimals });
+        }
       }
       return labels;
     },

@@ -238,13 +238,6 @@ export function prepareStatements(db: Database.Database) {
     // parameter, so binding it (every call) expires the plan and SQLite prepares the statement
     // again on every run (a third of a Token List read: docs/benchmarks.md); `+?` is an
     // expression, which the planner leaves alone.
-    // One token's label (getTokenLabels): a prepared lookup per token costs less here than
-    // building a statement for each list length.
-    getTokenLabel: db
-      .prepare<[string, SqlValue], [string, string, string, number]>(
-        `SELECT ${hexText('address')}, name, symbol, decimals FROM tokens WHERE chain = ? AND address = ?`,
-      )
-      .raw(),
     getToken: db
       .prepare<[string, SqlValue], TokenReadRow>(
         `SELECT ${TOKEN_READ_COLUMNS} FROM tokens WHERE chain = ? AND address = ?`,
