@@ -24,6 +24,7 @@
  * the check marks it or a probe finds it off.
  */
 import { MULTICALL3_ADDRESS } from '../chains/evm/abi.js';
+import { MULTICALL_CHUNK } from '../chains/evm/state-reads.js';
 import type { EvmSource, HolderRef } from '../chains/evm/types.js';
 import { TokenqueryError } from '../internal/errors.js';
 import type { Logger } from '../internal/logger.js';
@@ -73,7 +74,7 @@ export interface ReconcileStats {
   rounds: number;
   /** `balanceOf` pairs read. */
   pairs: number;
-  /** JSON-RPC calls made: one per `aggregate3` of up to 500 pairs, one per `eth_call` without it, and `eth_getCode`. */
+  /** JSON-RPC calls made: one per `aggregate3` of up to `MULTICALL_CHUNK` pairs, one per `eth_call` without it, and `eth_getCode`. */
   nodeCalls: number;
   /** Balance changes written. */
   corrections: number;
@@ -255,7 +256,7 @@ export function createReconcile(options: ReconcileOptions): Reconcile {
       if (reads.length === 0) return false;
       const useMulticall = await hasMulticall(block);
       stats.pairs += reads.length;
-      stats.nodeCalls += useMulticall ? Math.ceil(reads.length / 500) : reads.length;
+      stats.nodeCalls += useMulticall ? Math.ceil(reads.length / MULTICALL_CHUNK) : reads.length;
       const onNode = await source.readBalancesAt(reads, block, { multicall: useMulticall });
 
       const changes: BalanceChange[] = [];

@@ -312,7 +312,7 @@ export function createStateReads(deps: {
 }
 
 /** Calls per `aggregate3`: 500 `balanceOf` take about 3.5M gas, far below the usual `eth_call` gas caps. */
-const MULTICALL_CHUNK = 500;
+export const MULTICALL_CHUNK = 500;
 /** `aggregate3` requests in flight at once. */
 const MULTICALL_CONCURRENCY = 4;
 
