@@ -79,7 +79,7 @@ export async function cachedPostgresStore(
   );
   if (exists && existsSync(factsPath)) {
     const facts = JSON.parse(readFileSync(factsPath, 'utf8')) as StoreFacts;
-    if (facts.transfers === shape.transfers) return { path: url, facts, reused: true };
+    if (facts.transfers === shape.transfers) return { path: url, facts, reused: true, factsPath };
   }
   rmSync(dir, { recursive: true, force: true });
   checkDiskFor(shape.transfers);
@@ -91,7 +91,7 @@ export async function cachedPostgresStore(
     const facts = await buildStore(url, shape, log, postgresFacts);
     mkdirSync(dir, { recursive: true });
     writeFileSync(factsPath, `${JSON.stringify(facts, null, 2)}\n`);
-    return { path: url, facts, reused: false };
+    return { path: url, facts, reused: false, factsPath };
   } catch (error) {
     await admin((client) =>
       client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),

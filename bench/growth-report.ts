@@ -35,6 +35,8 @@ export interface GrowthReport {
   startupCpu: { bare: number[]; small: number[]; big: number[] };
   cases: GrowthCase[];
   memory: { bare: MemoryResult; small: MemoryResult; big: MemoryResult };
+  /** Seconds of `tokenquery verify` over each whole store (growth-store.ts `verifyStore`). */
+  verify: { small: number; big: number };
   /** `serve` on the large store: its peak RSS over the whole API measurement. */
   bigServePeakDuringApi: number;
   /** The body the bare server answers in the memory measurement. */
@@ -119,6 +121,8 @@ export function renderGrowth(r: GrowthReport, machineLine: string): string {
     `| of which ${present(BALANCE_INDEXES)} | ${fixed(groupBytes(s, BALANCE_INDEXES) / s.transfers, 0)} | ${fixed(groupBytes(b, BALANCE_INDEXES) / b.transfers, 0)} | | |`,
     `| of which the address views (${present(ADDRESS_OBJECTS)}) | ${fixed(groupBytes(s, ADDRESS_OBJECTS) / s.transfers, 0)} | ${fixed(groupBytes(b, ADDRESS_OBJECTS) / b.transfers, 0)} | | |`,
     `| everything else (tokens and their indexes, chains, keys, free pages, …) | ${fixed(restBytes(s) / s.transfers, 1)} | ${fixed(restBytes(b) / b.transfers, 1)} | | |`,
+    `| \`tokenquery import\` of the export, rows per second | ${int(s.transfers / s.built.facts.importSeconds)} (${fixed(s.built.facts.importSeconds, 0)} s) | **${int(b.transfers / b.built.facts.importSeconds)}** (${fixed(b.built.facts.importSeconds / 60, 1)} min) | ${fixed(s.built.facts.importSeconds / s.transfers / (b.built.facts.importSeconds / b.transfers))} | |`,
+    `| \`tokenquery verify\` of the whole store (no node), wall time | ${fixed(r.verify.small, 1)} s (${fixed((r.verify.small / s.transfers) * 1e6, 0)} µs a transfer) | ${fixed(r.verify.big / 60, 1)} min (${fixed((r.verify.big / b.transfers) * 1e6, 0)} µs a transfer) | ${fixed(r.verify.big / b.transfers / (r.verify.small / s.transfers))} per transfer | |`,
     `| start-up: spawn to first 200 (median of ${r.startup.small.length}) | ${ms(su.small)} | **${ms(su.big)}** | ${fixed(su.big / su.small)} | ≤ 1 s at ${short(b.transfers)}: ${verdict(su.big <= 1000)} |`,
     `| start-up against the floor, a bare \`node -e\` HTTP server (${ms(su.bare)}) | ${fixed(su.small / su.bare)} | ${fixed(su.big / su.bare)} | | |`,
     `| start-up CPU time (user + system) by the first 200, median; floor ${ms(cpu.bare)} | ${ms(cpu.small)} (${fixed(cpu.small / cpu.bare)} × floor) | ${ms(cpu.big)} (${fixed(cpu.big / cpu.bare)} × floor) | ${fixed(cpu.big / cpu.small)} | |`,

@@ -59,6 +59,11 @@ export interface StoreFacts {
   importSeconds: number;
   /** When it was built (ISO). */
   builtAt: string;
+  /**
+   * Seconds `tokenquery verify` took over the whole store (no node), once, after the build; absent
+   * in facts kept by a run before it was measured (growth.ts measures it then).
+   */
+  verifySeconds?: number;
 }
 
 export interface BuiltStore {
@@ -67,6 +72,8 @@ export interface BuiltStore {
   facts: StoreFacts;
   /** True when a cached store from an earlier run was used. */
   reused: boolean;
+  /** Where a cached store's facts are kept (absent for a store made for one run). */
+  factsPath?: string;
 }
 
 /** A child process environment without TOKENQUERY_* settings from the caller's shell. */
@@ -150,7 +157,7 @@ export async function cachedStore(shape: StoreShape, log: (line: string) => void
   const factsPath = join(dir, 'facts.json');
   if (existsSync(path) && existsSync(factsPath)) {
     const facts = JSON.parse(readFileSync(factsPath, 'utf8')) as StoreFacts;
-    if (facts.transfers === shape.transfers) return { path, facts, reused: true };
+    if (facts.transfers === shape.transfers) return { path, facts, reused: true, factsPath };
   }
   rmSync(dir, { recursive: true, force: true });
   checkDiskFor(shape.transfers);
@@ -160,7 +167,7 @@ export async function cachedStore(shape: StoreShape, log: (line: string) => void
     const facts = await buildStore(partial, shape, log);
     renameSync(partial, path);
     writeFileSync(factsPath, `${JSON.stringify(facts, null, 2)}\n`);
-    return { path, facts, reused: false };
+    return { path, facts, reused: false, factsPath };
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;
@@ -257,4 +264,34 @@ export async function buildStore(
   }
   const importSeconds = (performance.now() - started) / 1000;
   return { ...(await readFacts(path)), importSeconds, builtAt: new Date().toISOString() };
+}
+
+/**
+ * Times `tokenquery verify` over the whole store at `location` (a SQLite file or a `postgres://`
+ * URL), without a node: every token's transfers summed again and compared with its counts,
+ * balances, holder order and address views. A difference fails the benchmark: a store that does not
+ * verify has no figures worth keeping. A cached store's facts keep the time (`factsPath`).
+ */
+export async function verifyStore(store: BuiltStore, log: (line: string) => void): Promise<number> {
+  if (store.facts.verifySeconds !== undefined) return store.facts.verifySeconds;
+  log(`growth: verifying the ${store.facts.transfers.toLocaleString('en-US')}-transfer store`);
+  const started = performance.now();
+  const child = spawn(process.execPath, [BIN, 'verify', '--db', store.path, '--log-level', 'warn'], {
+    env: cleanEnv(),
+    cwd: tmpdir(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-4_000);
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  if (code !== 0) throw new Error(`tokenquery verify exited with ${code}: ${output}`);
+  const verifySeconds = (performance.now() - started) / 1000;
+  store.facts.verifySeconds = verifySeconds;
+  if (store.factsPath !== undefined)
+    writeFileSync(store.factsPath, `${JSON.stringify(store.facts, null, 2)}\n`);
+  return verifySeconds;
 }

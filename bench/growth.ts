@@ -31,6 +31,7 @@ import {
   cachedStore,
   type StoreShape,
   storeBytes,
+  verifyStore,
 } from './growth-store.js';
 
 export interface GrowthBenchOptions {
@@ -121,6 +122,8 @@ async function measureGrowth(
   log(
     `growth: ${postgres ? 'PostgreSQL' : 'SQLite'} ${fixed(small.bytes / small.transfers, 0)} bytes/transfer (small), ${fixed(big.bytes / big.transfers, 0)} (large), after ${fixed((performance.now() - started) / 1000, 0)} s`,
   );
+  const verify = { small: await verifyStore(small.built, log), big: await verifyStore(big.built, log) };
+  log(`growth: verify took ${fixed(verify.small, 1)} s (small), ${fixed(verify.big, 1)} s (large)`);
   // Both files are read once, so that both start from the OS page cache: the figures leave out the
   // disk. (A PostgreSQL store was just written or read through its server's cache: not done there.)
   if (!postgres) for (const path of [small.built.path, big.built.path]) await readThrough(path);
@@ -388,6 +391,7 @@ async function measureGrowth(
     cases,
     memory,
     bigServePeakDuringApi,
+    verify,
     bareBodyBytes: Buffer.byteLength(pageBody),
     cacheDir: postgres ? built.path : cacheDirFor(shape),
     loadAtEnd: loadavg()[0] ?? 0,
