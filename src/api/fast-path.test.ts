@@ -359,6 +359,20 @@ describe('fast path: key, allow-list, limit and data changes take effect as befo
     await warm(path, key);
   });
 
+  test('a path is remembered once the cache holds its answer, not while it is asked once (a crawl)', async () => {
+    const fast = server.apps.fastPath!;
+    // Pages of a list no other test asks for: the first request of each is a miss the cache does
+    // not keep yet (it admits a key on its second request), so nothing is worth remembering.
+    const pages = Array.from({ length: 12 }, (_, i) => `/vipapi/eth/tokens/${i + 1}/${37 + (i % 3)}`);
+    const before = fast.size;
+    for (const path of pages) assert.equal((await get(path, fx.key)).fast, false);
+    assert.equal(fast.size, before, 'paths asked once are not remembered');
+    // Asked again, each answer is kept, its path remembered, and the third request answered early.
+    for (const path of pages) assert.equal((await get(path, fx.key)).fast, false);
+    assert.equal(fast.size, before + pages.length);
+    for (const path of pages) assert.equal((await get(path, fx.key)).fast, true);
+  });
+
   test('a rate limit counts cached answers, and its headers and 429 are the routed ones', async () => {
     const { key, id } = await addKey(other);
     const path = `/vipapi/eth/token/tokentrans/${USDC}/1/50`;

@@ -6,8 +6,8 @@
  * URL of another shape) goes to fastify unchanged, which stays the one authority on answers.
  *
  * Why it is exact without parsing paths again: the fast path never decides what a path means.
- * When the normal path serves a cacheable answer (`sendCachedOk`), it tells the fast path which
- * cache key the raw path turned into and which route answered (`learn`). Routing, decoding and
+ * When the normal path serves an answer the cache holds (`sendCachedOk`), it tells the fast path
+ * which cache key the raw path turned into and which route answered (`learn`). Routing, decoding and
  * the handlers' parameter checks are deterministic functions of the path, so the next request
  * with that exact raw path reaches the same cache key. Only URLs of one strict form are learned
  * and answered: a path starting with `/` without `#` (the router stops at `#`), then exactly
@@ -36,7 +36,7 @@ export type RequestListener = (request: IncomingMessage, response: ServerRespons
 export type RouteRecorder = (method: string, status: number, seconds: number) => void;
 
 export interface FastPath {
-  /** The normal path served `request` from cache key `key` (hit or miss): remember its raw path. */
+  /** The normal path served `request` from cache key `key`, which the cache holds: remember its raw path. */
   learn(request: FastifyRequest, key: string): void;
   /** Answers a plain hit and returns true; false: nothing was written, route it as usual. */
   answer(request: IncomingMessage, response: ServerResponse): boolean;

@@ -26,7 +26,7 @@ describe('response cache', () => {
     const cache = createResponseCache({ version: () => version, admitOnSecondRequest: false });
     const v = cache.validate();
     assert.equal(cache.get('a'), undefined);
-    cache.set('a', body('one'), v);
+    assert.equal(cache.set('a', body('one'), v), true, 'set says the cache holds it');
     assert.equal(cache.get('a')?.toString(), 'one');
     assert.equal(cache.validate(), v);
     assert.equal(cache.get('a')?.toString(), 'one');
@@ -43,7 +43,7 @@ describe('response cache', () => {
     // Another request sees the data move while this one is still reading the store.
     version = 2;
     cache.validate();
-    cache.set('a', body('read at version 1, maybe older'), before);
+    assert.equal(cache.set('a', body('read at version 1, maybe older'), before), false);
     assert.equal(cache.get('a'), undefined);
     assert.equal(cache.size.entries, 0);
   });
@@ -81,9 +81,9 @@ describe('response cache', () => {
     let version = 1;
     const cache = createResponseCache({ version: () => version, maxEntries: 2 });
     const v = cache.validate();
-    cache.set('a', body('one'), v);
+    assert.equal(cache.set('a', body('one'), v), false);
     assert.equal(cache.get('a'), undefined, 'asked for once: not kept');
-    cache.set('a', body('one'), v);
+    assert.equal(cache.set('a', body('one'), v), true);
     assert.equal(cache.get('a')?.toString(), 'one');
     // The keys seen once are bounded by maxEntries too, the oldest forgotten first.
     cache.set('b', body('b'), v);

@@ -41,8 +41,11 @@ export interface ResponseCache {
   validate(): number;
   /** The body kept for `key`, or undefined. */
   get(key: string): Buffer | undefined;
-  /** Keeps `body` for `key` when the version is still `version` (the data did not move while it was computed). */
-  set(key: string, body: Buffer, version: number): void;
+  /**
+   * Keeps `body` for `key` when the version is still `version` (the data did not move while it was
+   * computed) and the key has earned a place; true when the cache now holds it.
+   */
+  set(key: string, body: Buffer, version: number): boolean;
   /** The most entries kept. */
   readonly maxEntries: number;
   /** Entries and bytes kept right now (for tests and metrics). */
@@ -80,13 +83,13 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       return entries.get(key);
     },
     set(key, body, version) {
-      if (version !== current || body.length > maxBytes) return;
+      if (version !== current || body.length > maxBytes) return false;
       meanBytes = meanBytes === 0 ? body.length : meanBytes + (body.length - meanBytes) / 64;
       if (admitOnSecondRequest && !entries.has(key) && !seenOnce.delete(key)) {
         seenOnce.add(key);
         const reach = Math.max(1, Math.min(maxEntries, Math.floor(maxBytes / Math.max(1, meanBytes))));
         while (seenOnce.size > reach) seenOnce.delete(seenOnce.values().next().value as string);
-        return;
+        return false;
       }
       const old = entries.get(key);
       if (old !== undefined) {
@@ -100,6 +103,7 @@ export function createResponseCache(options: ResponseCacheOptions): ResponseCach
       }
       entries.set(key, body);
       bytes += body.length;
+      return true;
     },
     maxEntries,
     get size() {
