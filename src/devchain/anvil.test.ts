@@ -37,7 +37,8 @@ async function waitUntilGone(pid: number, timeoutMs = 5000): Promise<boolean> {
  * Resolves with the anvil pid and the child's exit.
  */
 function runParent(then: string): {
-  pid: Promise<number>;
+  /** Resolves with anvil's pid and cache directory. */
+  pid: Promise<{ pid: number; cacheDir: string }>;
   child: ReturnType<typeof spawn>;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 } {
@@ -45,7 +46,7 @@ function runParent(then: string): {
   const source = `
     const { startAnvil } = await import(${JSON.stringify(anvilModule)});
     const anvil = await startAnvil();
-    process.stdout.write(anvil.pid + '\\n');
+    process.stdout.write(anvil.pid + ' ' + anvil.cacheDir + '\\n');
     ${then}
   `;
   const child = spawn(process.execPath, ['--input-type=module', '-e', source], {
@@ -54,12 +55,12 @@ function runParent(then: string): {
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  const pid = new Promise<number>((resolve, reject) => {
+  const pid = new Promise<{ pid: number; cacheDir: string }>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) resolve(Number(line));
+      const [pid, cacheDir] = (out.split('\n')[0] ?? '').split(' ');
+      if (out.includes('\n') && pid && cacheDir) resolve({ pid: Number(pid), cacheDir });
     });
     void exit.then(() => reject(new Error(`parent exited before printing a pid: ${out}`)));
   });
@@ -105,11 +106,13 @@ describe('anvil process', () => {
     }
   });
 
-  test('stop() ends the process, frees the port, and can be called twice', async () => {
+  test('stop() ends the process, frees the port, removes its cache directory, and can be called twice', async () => {
     const anvil = await startAnvil();
     assert.ok(isAlive(anvil.pid));
+    assert.ok(existsSync(anvil.cacheDir));
     await anvil.stop();
     assert.equal(isAlive(anvil.pid), false);
+    assert.equal(existsSync(anvil.cacheDir), false, 'anvil leaves its states directory; stop removes it');
     await anvil.stop();
     await assert.rejects(rpc(anvil.url, 'eth_chainId'), DevchainError);
   });
@@ -135,17 +138,19 @@ describe('anvil process', () => {
 describe('no orphaned anvil', () => {
   test('anvil dies when its parent exits normally', async () => {
     const parent = runParent('process.exit(0);');
-    const pid = await parent.pid;
+    const { pid, cacheDir } = await parent.pid;
     assert.deepEqual(await parent.exit, { code: 0, signal: null });
     assert.ok(await waitUntilGone(pid), `anvil ${pid} outlived its parent`);
+    assert.equal(existsSync(cacheDir), false, 'its cache directory was left behind');
   });
 
   test('anvil dies when its parent is terminated by SIGTERM, which still ends the parent', async () => {
     const parent = runParent('setInterval(() => {}, 1000);');
-    const pid = await parent.pid;
+    const { pid, cacheDir } = await parent.pid;
     assert.ok(isAlive(pid));
     parent.child.kill('SIGTERM');
     assert.deepEqual(await parent.exit, { code: null, signal: 'SIGTERM' });
     assert.ok(await waitUntilGone(pid), `anvil ${pid} outlived its parent`);
+    assert.equal(existsSync(cacheDir), false, 'its cache directory was left behind');
   });
 });

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { DevchainError, rpc } from './rpc.js';
 
@@ -34,6 +35,11 @@ export interface AnvilInstance {
   readonly port: number;
   /** Process id of the anvil binary itself (no wrapper process in between). */
   readonly pid: number;
+  /**
+   * Where anvil writes the chain states it moves out of memory (`--cache-path`): a directory of
+   * its own in the OS temporary directory, removed once the process is gone.
+   */
+  readonly cacheDir: string;
   /** Stops anvil (SIGTERM, then SIGKILL after 3 s) and resolves once the process is gone. Idempotent. */
   stop(): Promise<void>;
 }
@@ -77,19 +83,30 @@ export function resolveAnvilBinary(): string {
   });
 }
 
-// Every anvil this process started and has not stopped yet, so they can be killed when it exits.
-const running = new Set<ChildProcess>();
+// Every anvil this process started and has not stopped yet, with its cache directory, so they can
+// be killed and their directories removed when it exits.
+const running = new Map<ChildProcess, string>();
 let exitHooksInstalled = false;
 
 function killAllNow(): void {
-  for (const child of running) {
+  for (const [child, cacheDir] of running) {
     try {
       child.kill('SIGKILL');
     } catch {
       // already gone
     }
+    removeCacheDir(cacheDir);
   }
   running.clear();
+}
+
+/**
+ * Anvil leaves its states directory behind when it stops, whatever the signal, and a long chain's
+ * (a million-transfer benchmark's) holds gigabytes: left in `~/.foundry/anvil/tmp`, its default,
+ * every run would leak that much disk.
+ */
+function removeCacheDir(cacheDir: string): void {
+  rmSync(cacheDir, { recursive: true, force: true });
 }
 
 /**
@@ -144,14 +161,19 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
   const timeoutMs = options.startTimeoutMs ?? 20_000;
 
   installExitHooks();
+  const cacheDir = mkdtempSync(join(tmpdir(), 'tokenquery-anvil-'));
+  if (!args.includes('--cache-path')) args.push('--cache-path', cacheDir);
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  running.add(child);
+  running.set(child, cacheDir);
 
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
     else child.once('exit', () => resolve());
   });
-  child.once('exit', () => running.delete(child));
+  child.once('exit', () => {
+    running.delete(child);
+    removeCacheDir(cacheDir);
+  });
 
   // Keep the last output for error messages; always drain the pipes, or anvil blocks on a full pipe.
   let recent = '';
@@ -171,6 +193,8 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
         clearTimeout(timer);
       }
       running.delete(child);
+      // A binary that never started emits no `exit`.
+      removeCacheDir(cacheDir);
     })();
     return stopping;
   };
@@ -185,7 +209,9 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
         clearTimeout(timer);
         reject(new DevchainError(`cannot run anvil at ${binary}`, { cause }));
       });
-      child.once('exit', (code, signal) => {
+      // `close`, not `exit`: it comes after the output pipes are drained, so `recent` holds anvil's
+      // last words (its own message for bad arguments) and not only what had been read by then.
+      child.once('close', (code, signal) => {
         clearTimeout(timer);
         reject(
           new DevchainError(`anvil exited during start-up (${signal ?? `code ${code}`})`, {
@@ -213,7 +239,7 @@ export async function startAnvil(options: AnvilOptions = {}): Promise<AnvilInsta
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    return { url, port, pid: child.pid!, stop };
+    return { url, port, pid: child.pid!, cacheDir, stop };
   } catch (error) {
     await stop();
     throw error;
