@@ -24,9 +24,9 @@
  * Run inside a transaction (a rollback, or a batch whose build was not run before it), every
  * chunk is a savepoint of that one transaction, as the build was before.
  */
+import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { ZERO_ADDRESS } from '../../internal/chains.js';
-import type { Logger } from '../../internal/logger.js';
 import { amountOf } from './bulk-amounts.js';
 import type { BuildProgress } from './bulk-progress.js';
 import { encodeAmount, encodeHex, type SqlValue } from './codec.js';
@@ -45,7 +45,7 @@ const STEPS = ['transfers', 'addresses', 'balances', 'holder index', 'finish'] a
 type Step = (typeof STEPS)[number];
 
 /** About this many rows of the load are sampled to cut it into key ranges. */
-const SAMPLE_ROWS = 1 << 17;
+const SAMPLE_ROWS = 1 << 15;
 
 /** Page cache during the build (KiB); SQLite's sorter keeps as much again before it spills. */
 const BUILD_CACHE_KIB = 128 * 1024;
@@ -68,7 +68,6 @@ export interface BulkBuild {
 /** The stepped build over the writer's connection; `cleared` is told when the load is built. */
 export function createBulkBuild(
   db: Database.Database,
-  logger: Logger,
   progress: BuildProgress,
   cleared: () => void,
 ): BulkBuild {
@@ -84,6 +83,7 @@ export function createBulkBuild(
       fresh_addresses = coalesce(@fresh, fresh_addresses), dropped_index = coalesce(@dropped, dropped_index)
     WHERE chain = @chain`);
   const waiting = db.prepare<[], number>('SELECT count(*) FROM bulk_transfers').pluck();
+  const walBytes = () => (db.memory ? 0 : (statSync(`${db.name}-wal`, { throwIfNoEntry: false })?.size ?? 0));
 
   const tokenRange = (column: string) => `${column} >= @lo AND ${column} < @hi`;
   const addressRange = (column: string) =>
@@ -312,6 +312,7 @@ export function createBulkBuild(
       db.pragma(`cache_size = -${BUILD_CACHE_KIB}`);
       db.pragma('temp_store = FILE');
       const own = !db.inTransaction;
+      let walPeak = 0;
       const c = cutsOf(chain, rows);
       progress.start(chain, rows, 2 * (c.tokens.length + 1) + c.addresses.length + 3);
       try {
@@ -319,17 +320,19 @@ export function createBulkBuild(
           const step = STEPS[readMarker.get(chain)?.step ?? 0] ?? 'finish';
           if (!(own ? chunkTx.immediate(chain, rows) : chunkTx(chain, rows))) break;
           // The chunk is committed: its pages go back to the file and the WAL to (nearly) nothing.
-          if (own) db.pragma('wal_checkpoint(TRUNCATE)');
+          if (own) {
+            walPeak = Math.max(walPeak, walBytes());
+            db.pragma('wal_checkpoint(TRUNCATE)');
+          }
           progress.chunkDone();
           bulkBuildSettings.afterChunk?.(step, chunks);
         }
-        progress.finish();
+        progress.finish(walPeak);
       } finally {
         cuts = null;
         db.pragma(`cache_size = ${cacheSize}`);
         db.pragma(`temp_store = ${tempStore}`);
       }
-      logger.debug({ chain, chunks }, 'bulk load built');
       return true;
     },
   };

@@ -190,7 +190,7 @@ export function createBulkLoad(
     return { chain, writes: [], deferred: false, flushed: false, transfers };
   }
 
-  const bulkBuild = createBulkBuild(db, logger, progress, () => knownIds.clear());
+  const bulkBuild = createBulkBuild(db, progress, () => knownIds.clear());
 
   return {
     accepts(batch, stored) {

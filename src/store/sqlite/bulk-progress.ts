@@ -70,15 +70,18 @@ export function createBuildProgress(logger: Logger) {
       done++;
       if (performance.now() - logged >= PROGRESS_EVERY_MS) log();
     },
-    finish(): void {
+    /** The build is done; `walPeak`: the largest WAL a chunk left before its checkpoint. */
+    finish(walPeak: number): void {
       stepDone();
       logger.info(
         {
           chain: current.chain,
           transfers: current.rows,
+          chunks: done,
           seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+          walPeakBytes: walPeak,
         },
-        `built the bulk load of ${current.rows} transfers`,
+        `built the bulk load of ${current.rows} transfers in ${done} steps (largest WAL ${Math.round(walPeak / 1e6)} MB)`,
       );
     },
   };
