@@ -18,6 +18,7 @@ export function createBuildProgress(logger: Logger) {
   let logged = 0;
   let current = { chain: '', step: '', rows: 0 };
   let stepStarted = 0;
+  let stepWal = 0;
   let stepCpu = process.cpuUsage();
   const log = (): void => {
     const now = performance.now();
@@ -40,6 +41,7 @@ export function createBuildProgress(logger: Logger) {
         step: current.step,
         seconds: Number(((performance.now() - stepStarted) / 1000).toFixed(2)),
         cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
+        walPeakBytes: stepWal,
       },
       `bulk load build step done: ${current.step}`,
     );
@@ -64,10 +66,12 @@ export function createBuildProgress(logger: Logger) {
       current.step = step;
       stepStarted = performance.now();
       stepCpu = process.cpuUsage();
+      stepWal = 0;
     },
-    /** A chunk is committed. */
-    chunkDone(): void {
+    /** A chunk is committed, leaving a WAL of `walBytes` before its checkpoint. */
+    chunkDone(walBytes: number): void {
       done++;
+      stepWal = Math.max(stepWal, walBytes);
       if (performance.now() - logged >= PROGRESS_EVERY_MS) log();
     },
     /** The build is done; `walPeak`: the largest WAL a chunk left before its checkpoint. */
