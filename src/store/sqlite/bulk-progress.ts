@@ -41,7 +41,7 @@ export function createBuildProgress(logger: Logger) {
         step: current.step,
         seconds: Number(((performance.now() - stepStarted) / 1000).toFixed(2)),
         cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
-        walPeakBytes: stepWal,
+        walAtCommitBytes: stepWal,
       },
       `bulk load build step done: ${current.step}`,
     );
@@ -56,7 +56,7 @@ export function createBuildProgress(logger: Logger) {
       current = { chain, step: '', rows };
       logger.info(
         { chain, transfers: rows, chunks },
-        `building the bulk load of ${rows} transfers in ${chunks} steps, each its own transaction: sorted into the tables (SQLite's temporary files in SQLITE_TMPDIR, else TMPDIR, else /var/tmp or /tmp)`,
+        `building the bulk load of ${rows} transfers in about ${chunks} transactions: sorted into the tables (SQLite's temporary files in SQLITE_TMPDIR, else TMPDIR, else /var/tmp or /tmp)`,
       );
     },
     /** Names the step the next chunk is of. */
@@ -74,7 +74,10 @@ export function createBuildProgress(logger: Logger) {
       stepWal = Math.max(stepWal, walBytes);
       if (performance.now() - logged >= PROGRESS_EVERY_MS) log();
     },
-    /** The build is done; `walPeak`: the largest WAL a chunk left before its checkpoint. */
+    /**
+     * The build is done; `walPeak`: the largest WAL at a chunk's commit, before its checkpoint
+     * (after the commit's automatic one: less than the chunk's peak when that ran).
+     */
     finish(walPeak: number): void {
       stepDone();
       logger.info(
@@ -83,9 +86,9 @@ export function createBuildProgress(logger: Logger) {
           transfers: current.rows,
           chunks: done,
           seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
-          walPeakBytes: walPeak,
+          walAtCommitBytes: walPeak,
         },
-        `built the bulk load of ${current.rows} transfers in ${done} steps (largest WAL ${Math.round(walPeak / 1e6)} MB)`,
+        `built the bulk load of ${current.rows} transfers in ${done} transactions (largest WAL at a commit ${Math.round(walPeak / 1e6)} MB)`,
       );
     },
   };
