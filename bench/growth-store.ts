@@ -124,11 +124,15 @@ export function cachedStores(): { dir: string; bytes: number }[] {
 
 /**
  * Bytes a store of `transfers` may take while it is imported: the file at up to 550 bytes a
- * transfer (414–514 measured on chain-shaped exports, docs/benchmarks.md) and the build's WAL and
- * sort spills, as large again.
+ * transfer (414–522 measured on chain-shaped exports, docs/benchmarks.md), and on top the build's
+ * largest transaction, now one chunk of at most an eighth of the load or 1M rows (bulk-build.ts):
+ * at 2M a 1M-row chunk peaked at 387 MB of WAL and 138 MB of sort files, about 65 bytes a
+ * transfer of its chunk at 100M (12.5M rows: about 5 GB of WAL and 2 GB of sort files). Measured
+ * at 2M: 715 bytes a transfer at the peak, file, WAL and SQLite's temporary files together
+ * (docs/benchmarks.md, "the build in steps").
  */
 export function importDiskBytes(transfers: number): number {
-  return transfers * 550 * 2;
+  return transfers * 550 + Math.max(transfers * 90, 600e6);
 }
 
 /** A store that would not fit on the disk: the message is the one line the benchmark prints. */

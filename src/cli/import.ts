@@ -64,6 +64,8 @@ Order
   (about 150 bytes per row; default: the directory of the --db file), which also drops rows
   given twice and refuses two different rows for one log. With --sorted that step is skipped
   for input already in chain order (block, then log index), and the order is checked instead.
+  SQLite's own temporary files (the first import's sorts, up to the size of the largest table)
+  go to --tmp-dir too, unless SQLITE_TMPDIR is set.
 
 Resuming, and indexing afterwards
   Batches of whole blocks commit with the checkpoint, like the indexer's. Rows at or below the
@@ -115,6 +117,9 @@ export async function importCommand(files: string[], raw: ImportRawOptions): Pro
   const tmpDir = resolve(raw.tmpDir ?? (postgres ? '.' : dirname(config.db)));
   if (!postgres) mkdirSync(dirname(config.db), { recursive: true });
   mkdirSync(tmpDir, { recursive: true });
+  // SQLite's own temporary files (the bulk load's sorts, as large as the largest table built) go
+  // there too, unless the environment says where.
+  if (!postgres && (process.env.SQLITE_TMPDIR ?? '') === '') process.env.SQLITE_TMPDIR = tmpDir;
 
   if (chainConfig) await checkNodes([chainConfig], logger);
   const controller = new AbortController();

@@ -256,7 +256,10 @@ program
   .option('--sorted', 'the input is already in chain order: skip the sort file (the order is checked)')
   .option('--from-block <n>', 'first block the export covers (default: the block of its first row)')
   .option('--to-block <n>', 'last block the export covers (default: the block of its last row)')
-  .option('--tmp-dir <dir>', 'directory for the sort file (default: the directory of --db)')
+  .option(
+    '--tmp-dir <dir>',
+    "directory for the sort file and SQLite's temporary files (default: the directory of --db)",
+  )
   .option('--finality <n>', `unfinalized window in blocks (default ${DEFAULTS.finalityDepth})`)
   .option(
     '--batch-transfers <n>',

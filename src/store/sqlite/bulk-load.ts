@@ -8,60 +8,50 @@
  * is a different one, and the cost grows with the store. Here a batch only appends its rows, as
  * they come, to `bulk_transfers` (a rowid table without an index: a few pages at the end of the
  * file), with its checkpoint, token rows, counts and block refs as any batch. The first batch
- * without the flag (or a rollback) then builds the rest in its own transaction, each table by
+ * without the flag (or a rollback) then builds the rest (before its own transaction), each table by
  * one `INSERT … SELECT … ORDER BY` in its key order, which SQLite's sorter makes with bounded
- * memory (spilling to temporary files), and the secondary indexes by `CREATE INDEX` afterwards.
- * Balances are summed exactly by an aggregate function (BigInt past 2^53). On a chain without
- * addresses before the load, an address entry's id is its address's rank (the addresses are added
- * in byte order), not a lookup; the tokens' running sums are their mints less their burns.
+ * memory (spilling to temporary files), in steps and key-range chunks of their own transactions
+ * (bulk-build.ts). Balances are summed exactly by an aggregate function (BigInt past 2^53). On a
+ * chain without addresses before the load, an address entry's id is its address's rank (the
+ * addresses are added in byte order), not a lookup; the tokens' running sums are their mints less
+ * their burns.
  *
  * Interrupted: the appended batches are committed with their checkpoints, so the next run goes on
- * from the checkpoint; the build is one transaction, so a crash in it leaves the appended rows to
- * build again. Meanwhile the chain's `balances_block` (status `balancesBlock`) is the block before
- * the load: its transfers, balances and address views are not readable until the build.
+ * from the checkpoint; the build records its progress with each chunk, so a crash in it leaves
+ * the rest to build. Meanwhile the chain's `balances_block` (status `balancesBlock`) is the block
+ * before the load: its transfers, balances and address views are not readable until the build.
  */
-import type Database from 'better-sqlite3';
-import { ZERO_ADDRESS } from '../../internal/chains.js';
 import { TokenqueryError } from '../../internal/errors.js';
 import { encodeRecentTransfers } from '../chain-activity.js';
 import type { IndexBatch } from '../types.js';
 import type { BatchContext, BatchSteps } from './apply-batch.js';
 import type { BatchBalances } from './balances.js';
 import { planWire, type WireBatch } from './batch-wire.js';
-import { indexedWrite } from './bulk-indexes.js';
-import { createBuildProgress, TICK_EVERY } from './bulk-progress.js';
+import { registerNetAmount } from './bulk-amounts.js';
+import { createBulkBuild } from './bulk-build.js';
+import { createBuildProgress } from './bulk-progress.js';
 import {
   allHashesLowerHex,
   amountHexDigits,
   type ChainRow,
-  decodeAmount,
-  encodeAmount,
   encodeHex,
   isLowerHex,
   lowerHexDigits,
   pushAmountParams,
   pushHexParams,
-  type SqlValue,
   UNHEX_OR_VALUE,
 } from './codec.js';
-import { RANK_OF_AMOUNT } from './migrations.js';
 import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
-
-/**
- * Page cache during the build (KiB), restored after it; SQLite's sorter keeps as much again in
- * memory before it spills a sorted run to a temporary file.
- */
-const BUILD_CACHE_KIB = 128 * 1024;
-
-/** A tick of the build's progress every TICK_EVERY rows of the load (by rowid: no JS call for the others). */
-const TICK = `((rowid & ${TICK_EVERY - 1}) <> 0 OR tq_tick())`;
 
 export interface BulkLoad {
   /** Whether the store takes `batch` as a bulk load's batch (`stored`: its chain row, read under the write lock). */
   accepts(batch: Omit<IndexBatch, 'transfers'>, stored: ChainRow | undefined): boolean;
   /** Appends an accepted batch (inside its transaction, after `beginBatch`). */
   append(wire: WireBatch, stored: ChainRow | undefined): BatchBalances;
-  /** Builds the chain's waiting bulk load, if any (inside a write transaction); true when there was one. */
+  /**
+   * Builds the chain's waiting bulk load, if any (bulk-build.ts): outside a transaction each chunk
+   * commits on its own; inside one, as savepoints of it. True when there was one.
+   */
   build(chain: string, stored: ChainRow | undefined): boolean;
 }
 
@@ -72,7 +62,7 @@ export function createBulkLoad(
 ): BulkLoad {
   const { db, sql, logger } = context;
   registerNetAmount(db);
-  const progress = createBuildProgress(db, logger);
+  const progress = createBuildProgress(logger);
   const hexInsert = (value: string) =>
     bufferedRows(
       db,
@@ -94,7 +84,6 @@ export function createBulkLoad(
     .prepare<[string], number>('SELECT count(*) FROM chains WHERE bulk_block IS NOT NULL AND chain <> ?')
     .pluck();
   const setBulkBlock = db.prepare('UPDATE chains SET bulk_block = coalesce(bulk_block, ?) WHERE chain = ?');
-  const waiting = db.prepare<[], number>('SELECT count(*) FROM bulk_transfers').pluck();
 
   /**
    * Token ids of the load's chain, so that a batch looks up only tokens it is the first to name.
@@ -201,142 +190,7 @@ export function createBulkLoad(
     return { chain, writes: [], deferred: false, flushed: false, transfers };
   }
 
-  // ---- the build ----
-  const rowsWaiting = () => waiting.get()!;
-  const insertTransfers = db.prepare(`
-    INSERT INTO transfers (token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time)
-    SELECT token_id, block_number, log_index, tx_index, tx_hash, from_addr, to_addr, value, time
-    FROM bulk_transfers WHERE ${TICK} ORDER BY token_id, block_number, log_index`);
-  // Addresses in byte order: their ids then follow it (a table without AUTOINCREMENT takes the
-  // next id after the largest), and `addresses` is appended to.
-  const insertAddresses = db.prepare(`
-    INSERT OR IGNORE INTO addresses (chain, address)
-    SELECT ?, address FROM (SELECT from_addr AS address FROM bulk_transfers WHERE ${TICK}
-                            UNION ALL SELECT to_addr FROM bulk_transfers WHERE ${TICK})
-    GROUP BY address ORDER BY address`);
-  const chainHasAddresses = db
-    .prepare<[string], number>('SELECT count(*) FROM (SELECT 1 FROM addresses WHERE chain = ? LIMIT 1)')
-    .pluck();
-  const largestAddressId = db.prepare<[], number | null>('SELECT max(id) FROM addresses').pluck();
-  // Each side of a transfer: the address it names, once for a self-transfer.
-  const sides = (tick: string) => `
-    SELECT from_addr AS address, token_id, block_number, log_index FROM bulk_transfers WHERE ${tick}
-    UNION ALL
-    SELECT to_addr, token_id, block_number, log_index FROM bulk_transfers
-    WHERE ${tick} AND to_addr IS NOT from_addr`;
-  // The general case: each side's address id looked up in the address index.
-  const insertEntriesByLookup = db.prepare(`
-    INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
-    SELECT a.id, s.token_id, s.block_number, s.log_index
-    FROM (${sides(TICK)}) AS s
-    JOIN addresses AS a ON a.chain = ? AND a.address = s.address
-    ORDER BY 1, 2, 3, 4`);
-  // A chain whose addresses were all added by the step before, in byte order from the id after
-  // `?`: an address's id is that plus its rank among the sides' distinct addresses, so one sort
-  // of the sides by address gives the entries in id order, without a lookup each. (The rows of
-  // one address come in any order, but all at the end of the table; sorting them by the whole
-  // key as well kept a second sorter's memory alive beside the window's.)
-  const insertEntriesByRank = db.prepare(`
-    INSERT INTO address_transfers (address_id, token_id, block_number, log_index)
-    SELECT ? + dense_rank() OVER (ORDER BY address), token_id, block_number, log_index
-    FROM (${sides(TICK)})`);
-  // One row per (token, address) a transfer names: the net amount and how many transfers name it
-  // (a self-transfer once, and it changes nothing), in key order. A group of one transfer (most
-  // of a chain-shaped load's) takes its amount without a JavaScript call unless it is a negative
-  // one past 2^53 (decimal text); a larger group's values go to one call as text (see
-  // `registerNetAmount`).
-  const insertBalances = db.prepare(`
-    INSERT INTO balances (token_id, holder, amount, transfer_count, rank)
-    SELECT token_id, holder, amount, named, ${RANK_OF_AMOUNT} FROM (
-      SELECT token_id, holder, count(*) AS named,
-        CASE WHEN count(*) = 1 THEN
-          CASE min(sign) WHEN 1 THEN min(value) WHEN 0 THEN 0
-            ELSE CASE typeof(min(value)) WHEN 'integer' THEN -min(value) ELSE tq_negated(min(value)) END END
-        ELSE tq_net_amount(group_concat(CASE sign WHEN 0 THEN '0' ELSE
-          CASE sign WHEN 1 THEN '+' ELSE '-' END ||
-          CASE typeof(value) WHEN 'integer' THEN value WHEN 'blob' THEN 'x' || hex(value) ELSE 't' || value END END,
-          ','))
-        END AS amount
-      FROM (
-        SELECT token_id, from_addr AS holder, value, CASE WHEN to_addr IS from_addr THEN 0 ELSE -1 END AS sign
-        FROM bulk_transfers WHERE ${TICK}
-        UNION ALL
-        SELECT token_id, to_addr, value, 1 FROM bulk_transfers WHERE ${TICK} AND to_addr IS NOT from_addr)
-      GROUP BY token_id, holder)`);
-  // The chain had no transfers before the load: its tokens' counts are those of the tables.
-  const tokenCounts = db.prepare(`
-    UPDATE tokens SET
-      holder_count = (SELECT count(*) FROM balances AS b WHERE b.token_id = tokens.id AND b.rank IS NOT NULL),
-      transfer_count = (SELECT count(*) FROM transfers AS t WHERE t.token_id = tokens.id)
-    WHERE chain = ?`);
-  // The chain's tokens had no balances before the load, so each one's running sum (without the
-  // zero address's balance) is what its transfers from the zero address minted less what its
-  // transfers to it burned: a transfer between two other addresses moves nothing in or out.
-  const mintsAndBurns = db
-    .prepare<[{ zero: Buffer }], [number, SqlValue, number]>(`
-      SELECT token_id, value, CASE WHEN from_addr = @zero THEN 1 ELSE -1 END FROM bulk_transfers
-      WHERE (from_addr = @zero) <> (to_addr = @zero)`)
-    .raw();
-  const zeroSums = db.prepare<[string]>('UPDATE tokens SET balance_sum = 0 WHERE chain = ?');
-  const writeSum = db.prepare<[SqlValue, number]>('UPDATE tokens SET balance_sum = ? WHERE id = ?');
-  const zeroAddress = encodeHex(ZERO_ADDRESS) as Buffer;
-  function sumsOfLoad(chain: string): void {
-    const sums = new Map<number, bigint>();
-    for (const [id, value, sign] of mintsAndBurns.iterate({ zero: zeroAddress })) {
-      const amount = amountOf(value);
-      sums.set(id, (sums.get(id) ?? 0n) + (sign > 0 ? amount : -amount));
-    }
-    zeroSums.run(chain);
-    for (const [id, sum] of sums) if (sum !== 0n) writeSum.run(encodeAmount(sum), id);
-  }
-  const clear = db.prepare('DELETE FROM bulk_transfers');
-  const done = db.prepare('UPDATE chains SET bulk_block = NULL, balances_block = NULL WHERE chain = ?');
-  const writeEntries = indexedWrite(db, 'address_transfers', ['address_transfers_all']);
-  const writeBalances = indexedWrite(db, 'balances', [
-    'balances_by_rank',
-    'balances_by_holder',
-    'balances_negative',
-  ]);
-
-  function build(chain: string, stored: ChainRow | undefined): boolean {
-    if (stored?.bulk_block == null) return false;
-    const rows = rowsWaiting();
-    const cacheSize = db.pragma('cache_size', { simple: true }) as number;
-    // Sorts of a large load spill to temporary files instead of memory (the store keeps
-    // temp_store = MEMORY for its small temporary B-trees).
-    const tempStore = db.pragma('temp_store', { simple: true }) as number;
-    db.pragma(`cache_size = -${BUILD_CACHE_KIB}`);
-    db.pragma('temp_store = FILE');
-    // Each step reads the loaded rows once (transfers) or twice (addresses, entries, balances).
-    const step = progress.start(chain, rows, 7 * rows);
-    try {
-      step('transfers');
-      insertTransfers.run();
-      step('addresses');
-      const base = chainHasAddresses.get(chain) === 0 ? (largestAddressId.get() ?? 0) : null;
-      const added = insertAddresses.run(chain).changes;
-      step('address entries');
-      // Ranks hold only if the new ids run on from `base` without a gap.
-      if (base !== null && largestAddressId.get() === base + added) {
-        writeEntries(2 * rows, () => insertEntriesByRank.run(base));
-      } else writeEntries(2 * rows, () => insertEntriesByLookup.run(chain));
-      step('balances');
-      writeBalances(2 * rows, () => insertBalances.run());
-      step('counts');
-      tokenCounts.run(chain);
-      // No batch of the load added to the running sums (they were not written row by row).
-      step('sums');
-      sumsOfLoad(chain);
-      knownIds.clear();
-      clear.run();
-      done.run(chain);
-      progress.finish();
-    } finally {
-      db.pragma(`cache_size = ${cacheSize}`);
-      db.pragma(`temp_store = ${tempStore}`);
-    }
-    return true;
-  }
+  const bulkBuild = createBulkBuild(db, progress, () => knownIds.clear());
 
   return {
     accepts(batch, stored) {
@@ -348,7 +202,9 @@ export function createBulkLoad(
       return otherLoads.get(batch.chain) === 0;
     },
     append,
-    build,
+    build(chain, stored) {
+      return stored?.bulk_block != null && bulkBuild.run(chain);
+    },
   };
 }
 
@@ -376,46 +232,4 @@ function checkOneRowPerLog(rows: readonly number[], numbers: ArrayLike<number>):
     }
     seen.add(key);
   }
-}
-
-/**
- * The build's balance functions, each result encoded as codec.ts stores amounts.
- * `tq_negated(value)`: minus a stored value. `tq_net_amount(list)`: the exact sum of a group's
- * signed values, given as `group_concat` text: per value `0` (a self-transfer), or `+`/`-` then the
- * decimal digits of an INTEGER, `x` and the hex digits of a BLOB, or `t` and a TEXT amount.
- */
-function registerNetAmount(db: Database.Database): void {
-  db.function('tq_negated', { deterministic: true }, (value: SqlValue) => encodeAmount(-amountOf(value)));
-  db.function('tq_net_amount', { deterministic: true }, (list: string) => {
-    let total = 0n;
-    for (const item of list.split(',')) {
-      const sign = item.charCodeAt(0);
-      if (sign === ZERO_SIGN) continue;
-      const kind = item.charCodeAt(1);
-      const value =
-        kind === HEX_KIND
-          ? item.length === 2
-            ? 0n
-            : BigInt(`0x${item.slice(2)}`)
-          : BigInt(kind === TEXT_KIND ? item.slice(2) : item.slice(1));
-      total = sign === PLUS_SIGN ? total + value : total - value;
-    }
-    return encodeAmount(total);
-  });
-}
-
-const ZERO_SIGN = '0'.charCodeAt(0);
-const PLUS_SIGN = '+'.charCodeAt(0);
-const HEX_KIND = 'x'.charCodeAt(0);
-const TEXT_KIND = 't'.charCodeAt(0);
-
-/** A stored value as a BigInt; BLOBs of up to 12 bytes without a hex string. */
-function amountOf(value: SqlValue): bigint {
-  if (typeof value === 'number') return BigInt(value);
-  if (Buffer.isBuffer(value) && value.length > 0 && value.length <= 12) {
-    const n = value.length;
-    if (n <= 6) return BigInt(value.readUIntBE(0, n));
-    return (BigInt(value.readUIntBE(0, n - 6)) << 48n) + BigInt(value.readUIntBE(n - 6, 6));
-  }
-  return decodeAmount(value);
 }

@@ -1,29 +1,25 @@
 /**
- * The progress of a bulk load's build (bulk-load.ts): a line with a percentage and an ETA every few
- * seconds, counted by `tq_tick()`, which the build's queries call once every TICK_EVERY rows they
- * read of the load, and each step's wall and CPU seconds at debug level.
+ * The progress of a bulk load's build (bulk-build.ts): a line with the step, a percentage of the
+ * chunks built and an ETA every few seconds (at a chunk's end), and each step's wall and CPU
+ * seconds at debug level.
  */
-import type Database from 'better-sqlite3';
 import type { Logger } from '../../internal/logger.js';
-
-/** Rows of the load per `tq_tick()` call (a power of two: the queries test the rowid's low bits). */
-export const TICK_EVERY = 1024;
 
 /** How often the build logs its progress. */
 const PROGRESS_EVERY_MS = 5_000;
 
-/**
- * The build's progress, logged with a percentage and an ETA: `tq_tick()`, called by each step for
- * every row it reads of the load, counts the work done (the sorts' merges after their reads are
- * not counted, so the ETA is a lower bound while one runs).
- */
-export function createBuildProgress(db: Database.Database, logger: Logger) {
+export type BuildProgress = ReturnType<typeof createBuildProgress>;
+
+/** The build's progress, counted in chunks (each a transaction: bulk-build.ts). */
+export function createBuildProgress(logger: Logger) {
   let done = 0;
-  let total = 0;
+  let total = 1;
   let started = 0;
   let logged = 0;
   let current = { chain: '', step: '', rows: 0 };
-  let endStep = (): void => {};
+  let stepStarted = 0;
+  let stepWal = 0;
+  let stepCpu = process.cpuUsage();
   const log = (): void => {
     const now = performance.now();
     logged = now;
@@ -36,56 +32,63 @@ export function createBuildProgress(db: Database.Database, logger: Logger) {
       `building the bulk load of ${current.rows} transfers: ${current.step}, ${percent}%${etaSeconds === null ? '' : `, about ${etaSeconds} s left`}`,
     );
   };
-  db.function('tq_tick', { deterministic: false }, () => {
-    done += TICK_EVERY;
-    // The clock only every 65,536 rows.
-    if ((done & 0xffff) === 0 && performance.now() - logged >= PROGRESS_EVERY_MS) log();
-    return 1;
-  });
+  const stepDone = (): void => {
+    if (current.step === '') return;
+    const cpu = process.cpuUsage(stepCpu);
+    logger.debug(
+      {
+        chain: current.chain,
+        step: current.step,
+        seconds: Number(((performance.now() - stepStarted) / 1000).toFixed(2)),
+        cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
+        walAtCommitBytes: stepWal,
+      },
+      `bulk load build step done: ${current.step}`,
+    );
+  };
   return {
-    /** Starts a build of `rows` rows and `work` ticks; returns the function that names each step. */
-    start(chain: string, rows: number, work: number) {
+    /** Starts a build of `rows` rows in about `chunks` chunks. */
+    start(chain: string, rows: number, chunks: number): void {
       done = 0;
-      total = work;
+      total = chunks;
       started = performance.now();
       logged = started;
       current = { chain, step: '', rows };
       logger.info(
-        { chain, transfers: rows },
-        `building the bulk load of ${rows} transfers: sorted into the tables (temporary files in the system's temporary directory)`,
+        { chain, transfers: rows, chunks },
+        `building the bulk load of ${rows} transfers in about ${chunks} transactions: sorted into the tables (SQLite's temporary files in SQLITE_TMPDIR, else TMPDIR, else /var/tmp or /tmp)`,
       );
-      let stepStarted = started;
-      let stepCpu = process.cpuUsage();
-      const stepDone = (): void => {
-        if (current.step === '') return;
-        const cpu = process.cpuUsage(stepCpu);
-        logger.debug(
-          {
-            chain,
-            step: current.step,
-            seconds: Number(((performance.now() - stepStarted) / 1000).toFixed(2)),
-            cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)),
-          },
-          `bulk load build step done: ${current.step}`,
-        );
-      };
-      endStep = stepDone;
-      return (step: string) => {
-        stepDone();
-        current.step = step;
-        stepStarted = performance.now();
-        stepCpu = process.cpuUsage();
-      };
     },
-    finish(): void {
-      endStep();
+    /** Names the step the next chunk is of. */
+    step(step: string): void {
+      if (step === current.step) return;
+      stepDone();
+      current.step = step;
+      stepStarted = performance.now();
+      stepCpu = process.cpuUsage();
+      stepWal = 0;
+    },
+    /** A chunk is committed, leaving a WAL of `walBytes` before its checkpoint. */
+    chunkDone(walBytes: number): void {
+      done++;
+      stepWal = Math.max(stepWal, walBytes);
+      if (performance.now() - logged >= PROGRESS_EVERY_MS) log();
+    },
+    /**
+     * The build is done; `walPeak`: the largest WAL at a chunk's commit, before its checkpoint
+     * (after the commit's automatic one: less than the chunk's peak when that ran).
+     */
+    finish(walPeak: number): void {
+      stepDone();
       logger.info(
         {
           chain: current.chain,
           transfers: current.rows,
+          chunks: done,
           seconds: Number(((performance.now() - started) / 1000).toFixed(1)),
+          walAtCommitBytes: walPeak,
         },
-        `built the bulk load of ${current.rows} transfers`,
+        `built the bulk load of ${current.rows} transfers in ${done} transactions (largest WAL at a commit ${Math.round(walPeak / 1e6)} MB)`,
       );
     },
   };

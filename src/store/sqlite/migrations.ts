@@ -338,6 +338,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE chains ADD COLUMN bulk_block INTEGER;
     `,
   },
+  {
+    // A bulk load's build in steps, each step's key-range chunks a transaction of their own
+    // (bulk-build.ts), so that the WAL holds one chunk's pages rather than the whole build's. A
+    // row while a chain's build is under way: the step it is at, and the first key of that step
+    // not yet built (NULL: none built). The chain keeps `bulk_block` (and its reads answer as
+    // before the load) until the last step. A store that was mid-load when upgraded has no row:
+    // its build starts at the first step. Starts empty: nothing to fill.
+    name: '0013_bulk_build_steps',
+    sql: `
+      CREATE TABLE bulk_build (
+        chain TEXT PRIMARY KEY,
+        step INTEGER NOT NULL,
+        next_key,
+        fresh_addresses INTEGER,
+        dropped_index TEXT
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 function userVersion(db: Database.Database): number {

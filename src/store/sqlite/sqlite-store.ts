@@ -82,6 +82,13 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Sqli
     db.pragma('synchronous = NORMAL');
     db.pragma(`cache_size = -${Math.max(64, Math.floor(options.cacheKiB ?? 32 * 1024))}`);
     db.pragma('temp_store = MEMORY');
+    // SQLite reads SQLITE_TMPDIR once, when the library starts (maybe before it was set, and a
+    // worker thread has its own copy of the environment): set here, it holds for this process's
+    // temporary files from now on (a bulk load's sorts spill there: bulk-build.ts).
+    const tempDir = process.env.SQLITE_TMPDIR;
+    if (tempDir !== undefined && tempDir !== '') {
+      db.pragma(`temp_store_directory = '${tempDir.replaceAll("'", "''")}'`);
+    }
     // Checkpoint after 16 Ki pages (64 MiB) of WAL instead of SQLite's 1 000: indexing rewrites the
     // same balance pages batch after batch, and a bigger WAL copies each page back (and fsyncs)
     // once per checkpoint instead of once per batch (docs/benchmarks.md). The WAL file is

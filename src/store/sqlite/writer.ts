@@ -37,6 +37,23 @@ export function createWriter(
   const steps = createBatchSteps(context);
   const applyBatchTx = createApplyBatchTx(context, steps);
   const applyWireTx = createApplyWireTx(context, steps);
+  /**
+   * A waiting bulk load that `batch` does not go on with is built before the batch's
+   * transaction, in chunks that commit on their own (bulk-build.ts). Read without the write
+   * lock: each chunk checks again under it, and the batch's own check still builds (inside its
+   * transaction) whatever another writer left meanwhile.
+   */
+  const buildBefore = (batch: Parameters<typeof steps.bulkLoad.accepts>[0] | null, chain: string): void => {
+    const stored = sql.getChain.get(chain);
+    if (stored?.bulk_block == null || (batch !== null && steps.bulkLoad.accepts(batch, stored))) return;
+    try {
+      steps.bulkLoad.build(chain, stored);
+    } finally {
+      balances.clearBalanceCache();
+    }
+  };
+
+  const rollback = createRollback(context, steps.bulkLoad);
 
   const updateSuppliesTx = db.transaction((chain: string, updates: SupplyUpdate[]): void => {
     for (const update of updates) {
@@ -77,12 +94,14 @@ export function createWriter(
     // IMMEDIATE: the transaction takes the write lock up front, so a concurrent writer waits on
     // busy_timeout instead of failing with SQLITE_BUSY when a read lock would be upgraded.
     async applyBatch(batch) {
+      buildBefore(batch, batch.chain);
       balances.cachingBalances(() => applyBatchTx.immediate(batch));
     },
 
     async applyWireBatch(wire: WireBatch): Promise<void> {
       // The NEO part's transfers and outputs are planned from objects (`planBatch`).
       if (wire.neo !== undefined) return this.applyBatch(batchFromWire(wire));
+      buildBefore(wire, wire.chain);
       balances.cachingBalances(() => applyWireTx.immediate(wire));
     },
 
@@ -94,7 +113,10 @@ export function createWriter(
       }));
     },
 
-    rollback: createRollback(context, steps.bulkLoad),
+    rollback: async (chain, toBlock, toBlockHash) => {
+      buildBefore(null, chain);
+      return rollback(chain, toBlock, toBlockHash);
+    },
 
     tokensNeedingSupply(chain, staleBefore, limit) {
       return dirtyThenStale(
