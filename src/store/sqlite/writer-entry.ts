@@ -19,11 +19,12 @@ const port = parentPort;
 if (port === null) throw new Error('writer-entry.js runs only as a worker thread');
 const data = workerData as WriterData;
 // The opening thread has migrated the file already. What this connection logs (a bulk load's
-// progress) goes to that thread's logger, as `{ log }` messages at info level and above, which
-// that logger drops or keeps at its level of the moment.
+// progress, its steps' times at debug level) goes to that thread's logger, as `{ log }` messages
+// at that logger's level when the store was opened (it drops or keeps them at its level of the
+// moment). Never finer than info unless asked: each message is a copy between threads.
 const forward = pino(
   {
-    level: 'info',
+    level: data.logLevel,
     base: undefined,
     formatters: { level: (label) => ({ level: label }) },
   },

@@ -67,6 +67,8 @@ const WRITER_OLD_GENERATION_MB = 1024;
 export interface WriterData {
   path: string;
   busyTimeoutMs?: number;
+  /** The opening thread's log level: the writer logs what that logger would keep (a build's debug lines with --log-level debug). */
+  logLevel: string;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function openSqliteStoreWithWriterThread(options: SqliteStoreOption
   const reader = await openSqliteStore(options);
   const workerData: WriterData = {
     path: options.path,
+    logLevel: options.logger.level,
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
   };
   const worker = new Worker(new URL('./writer-entry.js', import.meta.url), {
