@@ -111,15 +111,18 @@ export async function afterBulkBatch(
 const BUILT = ['transfers', 'address_transfers', 'balances'] as const;
 type Built = (typeof BUILT)[number];
 
-/** Each step's share of the build, for the percentage (measured on a chain-shaped load). */
+/**
+ * Each step's share of the build, for the percentage: its seconds on a 2,000,000-row chain-shaped
+ * load (docs/benchmarks.md, "Import into PostgreSQL: bulk load"). 'counts' includes the swap.
+ */
 const STEPS: readonly { step: string; weight: number }[] = [
-  { step: 'transfers', weight: 3 },
-  { step: 'address entries', weight: 5 },
-  { step: 'balances', weight: 4 },
+  { step: 'transfers', weight: 6 },
+  { step: 'address entries', weight: 11 },
+  { step: 'balances', weight: 18 },
   { step: 'indexes of transfers', weight: 2 },
-  { step: 'indexes of address entries', weight: 5 },
-  { step: 'indexes of balances', weight: 2 },
-  { step: 'counts', weight: 1 },
+  { step: 'indexes of address entries', weight: 9 },
+  { step: 'indexes of balances', weight: 10 },
+  { step: 'counts', weight: 2 },
 ];
 
 /** The fill of each new table from the staging partition `$staged`; `$1` is the chain. */
