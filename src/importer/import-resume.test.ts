@@ -31,6 +31,7 @@ import type { IndexBatch, Store, StoreWriter } from '../store/types.js';
 import { type ImportOptions, type ImportSummary, importTransfers } from './importer.js';
 import { createImportNode } from './node-reader.js';
 import { CROSSCHECK_EXPORT, readCrosscheckExport, syntheticNodeFor } from './testing/export-node.js';
+import { dumpTables } from './testing/postgres-tables.js';
 import { assertSameStore, digest } from './testing/store-digest.js';
 
 const logger = silentLogger();
@@ -94,37 +95,6 @@ const postgres: Backend = {
     return { store, dump: () => dumpTables(url) };
   },
 };
-
-/**
- * Every table of the store as one fingerprint line each (row count and the md5 of its rows' JSON,
- * in order): two stores with equal lines hold the same rows. Token ids are replaced by the token's
- * address: they come from a sequence, which a failed batch advances too. `chains.updated_at` is a
- * clock.
- */
-async function dumpTables(url: string): Promise<string[]> {
-  const byToken = (table: string) =>
-    `SELECT (to_jsonb(t) - 'token_id') || jsonb_build_object('token', k.address) AS r FROM ${table} AS t JOIN tokens AS k ON k.id = t.token_id`;
-  const tables: [string, string][] = [
-    ['chains', "SELECT to_jsonb(t) - 'updated_at' AS r FROM chains AS t"],
-    ['tokens', "SELECT to_jsonb(t) - 'id' AS r FROM tokens AS t"],
-    ['transfers', byToken('transfers')],
-    ['address_transfers', byToken('address_transfers')],
-    ['balances', byToken('balances')],
-    ['balance_changes', byToken('balance_changes')],
-    ['block_refs', 'SELECT to_jsonb(t) AS r FROM block_refs AS t'],
-    ['recent_block_tokens', byToken('recent_block_tokens')],
-    ['seed_balances', byToken('seed_balances')],
-  ];
-  const out: string[] = [];
-  for (const [name, select] of tables) {
-    const [row] = await querySql<{ n: string; hash: string | null }>(
-      url,
-      `SELECT count(*) AS n, md5(string_agg(r::text, E'\\n' ORDER BY r::text)) AS hash FROM (${select}) AS d`,
-    );
-    out.push(`${name}: ${row!.n} rows, ${row!.hash}`);
-  }
-  return out;
-}
 
 describe('the real 14,323-row export, interrupted and resumed, on both backends', () => {
   let node: FixtureNode;

@@ -181,10 +181,10 @@ export async function importTransfers(options: ImportOptions): Promise<ImportSum
   /**
    * Starts preparing a batch and queues its commit after the previous one; waits while too many are
    * queued. Every batch but the `last` is a bulk load's (`IndexBatch.bulkLoad`): into a chain without
-   * transfers the SQLite store appends it as it comes and builds everything else, sorted, with the
-   * last batch (store/sqlite/bulk-load.ts); otherwise the store defers its balance rows and address
-   * entries (`deferBalances`) and writes them many batches at once. Interrupted, the next run goes
-   * on from the checkpoint.
+   * transfers the store appends it as it comes and builds everything else, sorted, with the last
+   * batch (store/sqlite/bulk-load.ts, store/postgres/bulk-load.ts); otherwise SQLite defers its
+   * balance rows and address entries (`deferBalances`) and writes them many batches at once.
+   * Interrupted, the next run goes on from the checkpoint.
    */
   async function schedule(rows: ImportRow[], from: number, to: number, last: boolean): Promise<void> {
     const rowCount = rows.length;

@@ -64,7 +64,8 @@ export interface IndexBatch {
    * address entries and indexes) after the load, sorted, with the first batch that comes without
    * the flag. Until then the chain's checkpoint moves on while its transfers, balances and address
    * views stay as of `ChainStatus.balancesBlock`; an interrupted load resumes from the checkpoint.
-   * A store is free to ignore it (PostgreSQL does: it writes such a batch like any other).
+   * A store is free to ignore it (both stores take it: store/sqlite/bulk-load.ts,
+   * store/postgres/bulk-load.ts).
    */
   bulkLoad?: boolean;
 }

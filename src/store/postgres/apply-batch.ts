@@ -5,6 +5,7 @@
  * counter changes (shared with rollback.ts), block refs, the NEO tables, then the checkpoint.
  */
 import type pg from 'pg';
+import type { Logger } from '../../internal/logger.js';
 import { balanceSumChange } from '../balance-sums.js';
 import {
   admitNewToken,
@@ -19,6 +20,7 @@ import { batchTransferCount, encodeRecentTransfers, needsStoredRecent } from '..
 import type { BlockRef, IndexBatch, SeedBalance, TokenMetadata } from '../types.js';
 import { boolArray, byteaArray, int4Array, int8Array, numericArray } from './binary-arrays.js';
 import { copyBalanceChanges, copyTransfers, stageChanges, type TransferColumns } from './bulk-copy.js';
+import { acceptsBulk, afterBulkBatch, appendBulkTransfers, buildBulkLoad } from './bulk-load.js';
 import { ensureChainPartition } from './chain-partitions.js';
 import { decodeHex, encodeHex, encodeHexDigits, encodeText } from './codec.js';
 import { writeNeoPart } from './neo-tables.js';
@@ -170,18 +172,23 @@ export async function deleteEmptied(client: pg.PoolClient, emptied: readonly Emp
 
 /**
  * Applies `batch` in `client`'s transaction, under the chain's write lock (`lockChain`). Tables
- * that get at least `copyFromRows` rows from it are written with binary `COPY` (bulk-copy.ts).
+ * that get at least `copyFromRows` rows from it are written with binary `COPY` (bulk-copy.ts). A
+ * bulk load's batch only appends its transfers (bulk-load.ts); any other batch of a chain whose
+ * load waits builds the load first (`logger` shows its progress).
  */
 export async function applyBatchIn(
   client: pg.PoolClient,
   lockChain: LockChain,
   batch: IndexBatch,
   copyFromRows: number,
+  logger: Logger,
 ): Promise<void> {
   const { chain } = batch;
   // Read under the chain's write lock, so the check and the write cannot interleave with another writer.
   const stored = await lockChain(client, chain);
   checkBatchStart(batch, stored?.indexed_block);
+  const bulk = acceptsBulk(batch, stored);
+  if (!bulk && stored?.bulk_block != null) await buildBulkLoad(client, chain, stored, logger);
   const work = planBatch(batch);
   const seeds = checkSeeds(
     batch,
@@ -267,7 +274,7 @@ export async function applyBatchIn(
       dirty: token.dirtyBlock,
     });
     for (const t of token.transfers) {
-      countNamed(named, t.from, t.to, 1);
+      if (!bulk) countNamed(named, t.from, t.to, 1);
       columns.tokenId[row] = id;
       columns.logIndex[row] = t.logIndex;
       columns.block[row] = t.blockNumber;
@@ -292,23 +299,26 @@ export async function applyBatchIn(
   const inserting =
     count === 0
       ? undefined
-      : count >= copyFromRows
-        ? copyTransfers(client, chain, columns, count)
-        : run(client, 'insertTransfers', [
-            int4Array(columns.tokenId),
-            int4Array(columns.logIndex),
-            int8Array(columns.block),
-            int8Array(columns.time),
-            int4Array(columns.txIndex),
-            byteaArray(columns.txHash),
-            byteaArray(columns.from),
-            byteaArray(columns.to),
-            numericArray(columns.value),
-            chain,
-          ]);
+      : bulk
+        ? appendBulkTransfers(client, columns, count)
+        : count >= copyFromRows
+          ? copyTransfers(client, chain, columns, count)
+          : run(client, 'insertTransfers', [
+              int4Array(columns.tokenId),
+              int4Array(columns.logIndex),
+              int8Array(columns.block),
+              int8Array(columns.time),
+              int4Array(columns.txIndex),
+              byteaArray(columns.txHash),
+              byteaArray(columns.from),
+              byteaArray(columns.to),
+              numericArray(columns.value),
+              chain,
+            ]);
   // Encoded while the transfers are written: the rows, and the array parameters unless COPYed.
   const changed = await overlap(inserting, (): { staged: ChangeRows } | { params: unknown[] } | null => {
-    if (changes.length === 0) return null;
+    // A bulk batch's balances and counts are the build's; its supply marks are written below.
+    if (changes.length === 0 || bulk) return null;
     const rows = changeRows(changes, encode);
     return rows.tokenIds.length >= copyFromRows ? { staged: rows } : { params: prepareChanges(rows, false) };
   });
@@ -380,6 +390,15 @@ export async function applyBatchIn(
     batch.seeds?.block ?? null,
     batch.seeds?.partial === true,
   ]);
+  // After `afterBatch`, which makes the chain's row on its first batch.
+  if (bulk) {
+    // The tables hold the chain as it was before the load's first batch.
+    const before = stored?.bulk_block ?? stored?.indexed_block ?? batch.fromBlock - 1;
+    await afterBulkBatch(client, chain, before, {
+      ids: changes.map((c) => c.id),
+      blocks: changes.map((c) => c.dirty),
+    });
+  }
 }
 
 /**

@@ -32,8 +32,15 @@ export const PARTITIONED_TABLES = [
 ] as const;
 type PartitionedTable = (typeof PARTITIONED_TABLES)[number];
 
+/**
+ * Partitioned the same way since `0013_bulk_load`, but no part of a chain's history: the staging
+ * table of a bulk load (bulk-load.ts), so that a chain's build truncates its own rows only.
+ */
+export const STAGING_TABLES = ['bulk_transfers'] as const;
+type StagingTable = (typeof STAGING_TABLES)[number];
+
 /** Storage parameters of a table's partitions (a partitioned parent holds none itself). */
-const PARTITION_STORAGE: Partial<Record<PartitionedTable, string>> = {
+export const PARTITION_STORAGE: Partial<Record<PartitionedTable, string>> = {
   // Kept from the unpartitioned table (see migrations.ts).
   balances: ' WITH (fillfactor = 90)',
 };
@@ -68,7 +75,7 @@ export function partitionName(table: string, chain: string, ordinal: number): st
 /** Makes `chain`'s partition of `table`, attached to `parent` (the table itself, or the migration's stand-in). */
 async function createPartition(
   client: pg.ClientBase,
-  table: PartitionedTable,
+  table: PartitionedTable | StagingTable,
   chain: string,
   ordinal: number,
   parent: string = table,
@@ -77,7 +84,7 @@ async function createPartition(
   const to = (ordinal + 1) * 2 ** TOKEN_ID_BITS;
   await client.query(
     `CREATE TABLE "${partitionName(table, chain, ordinal)}" PARTITION OF "${parent}"
-     FOR VALUES FROM (${from}) TO (${to})${PARTITION_STORAGE[table] ?? ''}`,
+     FOR VALUES FROM (${from}) TO (${to})${table === 'bulk_transfers' ? '' : (PARTITION_STORAGE[table] ?? '')}`,
   );
 }
 
@@ -103,7 +110,19 @@ export async function ensureChainPartition(client: pg.ClientBase, chain: string)
     );
   }
   await client.query('INSERT INTO chain_partitions (chain, ordinal) VALUES ($1, $2)', [chain, ordinal]);
-  for (const table of PARTITIONED_TABLES) await createPartition(client, table, chain, ordinal);
+  for (const table of [...PARTITIONED_TABLES, ...STAGING_TABLES]) {
+    await createPartition(client, table, chain, ordinal);
+  }
+}
+
+/** The `fill` of `0013_bulk_load`: the staging partitions of the chains a store already holds. */
+export async function createStagingPartitions(client: pg.ClientBase): Promise<void> {
+  const chains = await client.query<{ chain: string; ordinal: number }>(
+    'SELECT chain, ordinal FROM chain_partitions ORDER BY ordinal',
+  );
+  for (const { chain, ordinal } of chains.rows) {
+    for (const table of STAGING_TABLES) await createPartition(client, table, chain, ordinal);
+  }
 }
 
 /** The rows of `table` (a partitioned table's included), for progress lines. */

@@ -91,6 +91,8 @@ export interface ChainRow {
   writer_since: number | null;
   seed_block: number | null;
   holders_partial: boolean;
+  /** The block before a bulk load that waits for its build (bulk-load.ts); null: none. */
+  bulk_block: number | null;
 }
 
 /** A `tokens` row as `getToken` and `listTokens` select it. */
@@ -108,7 +110,10 @@ export function toChainStatus(row: ChainRow): ChainStatus {
     row.writer_epoch > 0
       ? { id: row.writer_id ?? '', epoch: row.writer_epoch, since: row.writer_since ?? 0 }
       : undefined;
-  return decodeChainStatus(row, row.holders_partial, writer);
+  const status = decodeChainStatus(row, row.holders_partial, writer);
+  // A bulk load's transfers, balances and address views are as of the block before it until its build.
+  if (row.bulk_block !== null) status.balancesBlock = row.bulk_block;
+  return status;
 }
 
 /** A balance row's holding, as the address statements select it beside a token. */

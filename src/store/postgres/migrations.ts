@@ -4,7 +4,8 @@ import { TokenqueryError } from '../../internal/errors.js';
 import type { Logger } from '../../internal/logger.js';
 import { upgradeAddressIndex } from './address-migration.js';
 import { BALANCE_SUMS_SQL, fillBalanceSums } from './balance-sum-migration.js';
-import { CHAIN_PARTITIONS_SQL, partitionByChain } from './chain-partitions.js';
+import { BULK_LOAD_SQL } from './bulk-load.js';
+import { CHAIN_PARTITIONS_SQL, createStagingPartitions, partitionByChain } from './chain-partitions.js';
 import { encodeHex } from './codec.js';
 import { MIGRATION_LOCK_KEY } from './migration-lock.js';
 import { NEO_MIGRATION_SQL } from './neo-tables.js';
@@ -256,6 +257,15 @@ export const MIGRATIONS: readonly Migration[] = [
     name: '0012_chain_partitions',
     sql: CHAIN_PARTITIONS_SQL,
     fill: partitionByChain,
+  },
+  {
+    // Bulk loads (issue #17; bulk-load.ts): the staging table a load's batches append their
+    // transfers to, partitioned by chain like `transfers` (the chains already held get their
+    // partition here), and `chains.bulk_block`, the block before a load that waits for its build
+    // (NULL: none). A new table and a nullable column: nothing to rewrite.
+    name: '0013_bulk_load',
+    sql: BULK_LOAD_SQL,
+    fill: createStagingPartitions,
   },
 ];
 

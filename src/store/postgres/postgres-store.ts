@@ -26,13 +26,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const neo = createNeoReader(pool);
   const scans = createScans(pool);
   const copyFromRows = options.copyFromRows ?? DEFAULT_COPY_FROM_ROWS;
-  const writer = createWriter(pool, transactions, reader, scans, neo, copyFromRows);
+  const writer = createWriter(pool, transactions, reader, scans, neo, copyFromRows, logger);
 
   const election = createWriterElection({
     url,
     logger,
     elect: electWriter,
-    fencedWriter: (fence) => createWriter(pool, transactions, reader, scans, neo, copyFromRows, fence),
+    fencedWriter: (fence) =>
+      createWriter(pool, transactions, reader, scans, neo, copyFromRows, logger, fence),
     currentWriter: async (chain) => (await reader.getChainStatus(chain))?.writer ?? null,
   });
 

@@ -5,11 +5,13 @@
  * dropped whole, and the others get the net changes of the deleted rows back (apply-batch.ts `applyChanges`).
  */
 import type pg from 'pg';
+import type { Logger } from '../../internal/logger.js';
 import { checkRollback } from '../batch-plan.js';
 import { journalCovers, rollBackToken, rollbackResult } from '../rollback-plan.js';
 import type { RollbackResult } from '../types.js';
 import { countNamed, executeChanges, prepareChanges, type TokenChange } from './apply-batch.js';
 import { int4Array } from './binary-arrays.js';
+import { buildBulkLoad } from './bulk-load.js';
 import { decodeAmount, decodeHex, encodeHex } from './codec.js';
 import { hasNeoData } from './neo-tables.js';
 import { run, runnerOn } from './statements.js';
@@ -22,8 +24,11 @@ export async function rollbackIn(
   chain: string,
   toBlock: number,
   toBlockHash: string | null,
+  logger: Logger,
 ): Promise<RollbackResult> {
   const current = await lockChain(client, chain);
+  // A waiting bulk load is built first: the rollback then undoes blocks like any.
+  if (current?.bulk_block != null) await buildBulkLoad(client, chain, current, logger);
   const neoData = await hasNeoData(runnerOn(client), chain);
   checkRollback(chain, current?.indexed_block, toBlock, neoData);
   const candidates = await run<{ token_id: number }>(

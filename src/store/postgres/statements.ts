@@ -20,7 +20,7 @@ const TRANSFER_COLUMNS_OF_T =
   't.block_number, t.log_index, t.tx_index, t.tx_hash, t.from_addr, t.to_addr, t.value, t.time';
 const API_KEY_COLUMNS = 'id, hash, label, created_at, revoked_at, rate_per_second, rate_burst, allow_ips';
 const CHAIN_COLUMNS =
-  'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since, seed_block, holders_partial';
+  'chain, indexed_block, indexed_hash, head, last_error, updated_at, writer_epoch, writer_id, writer_since, seed_block, holders_partial, bulk_block';
 
 /*
  * Statements with a fixed text run as named prepared statements (parsed and planned once per
@@ -29,7 +29,8 @@ const CHAIN_COLUMNS =
  */
 export const SQL = {
   lockChain: 'SELECT pg_advisory_xact_lock($1, hashtext($2))',
-  chainForWrite: 'SELECT indexed_block, journal_floor, writer_epoch, seed_block FROM chains WHERE chain = $1',
+  chainForWrite:
+    'SELECT indexed_block, journal_floor, writer_epoch, seed_block, bulk_block, transfer_count FROM chains WHERE chain = $1',
   getChain: `SELECT ${CHAIN_COLUMNS} FROM chains WHERE chain = $1`,
   listChains: `SELECT ${CHAIN_COLUMNS} FROM chains ORDER BY chain`,
   chainActivity: 'SELECT transfer_count, recent_transfers FROM chains WHERE chain = $1',

@@ -22,6 +22,10 @@ export interface LockedChain {
   indexed_block: number | null;
   journal_floor: number;
   seed_block: number | null;
+  /** The block before a bulk load waiting for its build (bulk-load.ts), or null. */
+  bulk_block: number | null;
+  /** Transfers of the chain. */
+  transfer_count: number;
 }
 
 /** Takes the chain's write lock in `client`'s transaction and reads its checkpoint row (see {@link WriteTransactions}). */
@@ -81,12 +85,7 @@ export function createWriteTransactions(pool: pg.Pool): WriteTransactions {
    */
   async function lockChain(client: pg.PoolClient, chain: string): Promise<LockedChain | undefined> {
     await run(client, 'lockChain', [WRITE_LOCK_CLASS, chain]);
-    const result = await run<{
-      indexed_block: number | null;
-      journal_floor: number;
-      writer_epoch: number;
-      seed_block: number | null;
-    }>(client, 'chainForWrite', [chain]);
+    const result = await run<LockedChain & { writer_epoch: number }>(client, 'chainForWrite', [chain]);
     const row = result.rows[0];
     const fence = fences.get(client);
     if (fence !== undefined) {

@@ -6,6 +6,7 @@
  */
 import type pg from 'pg';
 import { TokenqueryError } from '../../internal/errors.js';
+import type { Logger } from '../../internal/logger.js';
 import type {
   BlockRef,
   Checkpoint,
@@ -31,7 +32,8 @@ import type { WriteFence } from './writer-election.js';
 
 /**
  * The writer over `pool`; its reads of statuses, tokens and NEO tokens are `reader`'s and `neo`'s.
- * Batch tables of at least `copyFromRows` rows are written with `COPY` (bulk-copy.ts). With a `fence` (a writer lease's), each write checks that the lease is still the newest election
+ * Batch tables of at least `copyFromRows` rows are written with `COPY` (bulk-copy.ts); `logger`
+ * shows the progress of a bulk load's build (bulk-load.ts). With a `fence` (a writer lease's), each write checks that the lease is still the newest election
  * of its chain, and writes no other chain.
  */
 export function createWriter(
@@ -41,6 +43,7 @@ export function createWriter(
   scans: Pick<HistoryScans, 'negativeBalances' | 'scanHoldings' | 'scanBalanceChanges'>,
   neo: NeoReader,
   copyFromRows: number,
+  logger: Logger,
   fence?: WriteFence,
 ): StoreWriter {
   const onPool = runnerOn(pool);
@@ -55,7 +58,7 @@ export function createWriter(
     },
 
     async applyBatch(batch: IndexBatch): Promise<void> {
-      await transaction((client) => applyBatchIn(client, lockChain, batch, copyFromRows), fence);
+      await transaction((client) => applyBatchIn(client, lockChain, batch, copyFromRows, logger), fence);
     },
 
     async getBlockRefs(chain: string, from: number, to: number): Promise<BlockRef[]> {
@@ -72,7 +75,10 @@ export function createWriter(
     },
 
     async rollback(chain: string, toBlock: number, toBlockHash: string | null): Promise<RollbackResult> {
-      return transaction((client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash), fence);
+      return transaction(
+        (client) => rollbackIn(client, lockChain, chain, toBlock, toBlockHash, logger),
+        fence,
+      );
     },
 
     async tokensNeedingSupply(chain: string, staleBefore: number, limit: number): Promise<string[]> {
