@@ -183,6 +183,9 @@ for (const backend of chaosBackends(dir)) {
             let bscBefore = null as Awaited<ReturnType<typeof snapshotStore>> | null;
             if (deep) {
               // bsc will meet a reorg deeper than its window: remember exactly what it holds now.
+              // Traffic sends without waiting for its transactions to be mined: one still pending
+              // would be mined after the snapshot and indexed before the reorg stops bsc.
+              await dropPendingTransactions(anvil.url);
               const quiet = await getBlockNumber(anvil.url);
               await waitFor('bsc to settle', () => converged(store, 'bsc', quiet), 30_000);
               bscBefore = await snapshotStore(store, 'bsc');
