@@ -19,8 +19,8 @@ import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { verifyChain } from '../indexer/verify.js';
 import { type Logger, silentLogger } from '../internal/logger.js';
 import { openPostgresStore } from '../store/postgres/postgres-store.js';
+import { requireTestServer } from '../store/postgres/testing/require-server.js';
 import {
-  checkTestServer,
   createTestDatabase,
   querySql,
   type TestDatabase,
@@ -39,17 +39,7 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 const rows = readCrosscheckExport();
 const BATCH = 2_000;
 
-const unreachable = await checkTestServer().then(
-  () => null,
-  (error: unknown) => error,
-);
-
-if (unreachable !== null) {
-  // One clear failure instead of a skip: CI must not pass without the PostgreSQL backend tested.
-  test('PostgreSQL test server is reachable', () => {
-    throw unreachable;
-  });
-} else {
+if (await requireTestServer()) {
   const database: TestDatabase = await createTestDatabase();
   after(() => database.drop());
   let schemas = 0;

@@ -12,25 +12,10 @@ import { batch, holder, moves, tokenAddress } from '../testing/batches.js';
 import type { IndexBatch, Store } from '../types.js';
 import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
 import { openPostgresStore } from './postgres-store.js';
-import {
-  checkTestServer,
-  createTestDatabase,
-  querySql,
-  type TestDatabase,
-  withSchema,
-} from './testing/test-database.js';
+import { requireTestServer } from './testing/require-server.js';
+import { createTestDatabase, querySql, type TestDatabase, withSchema } from './testing/test-database.js';
 
-const unreachable = await checkTestServer().then(
-  () => null,
-  (error: unknown) => error,
-);
-
-if (unreachable !== null) {
-  // One clear failure instead of a skip: CI must not pass without the PostgreSQL backend tested.
-  test('PostgreSQL test server is reachable', () => {
-    throw unreachable;
-  });
-} else {
+if (await requireTestServer()) {
   const database: TestDatabase = await createTestDatabase();
   after(() => database.drop());
   let schemas = 0;

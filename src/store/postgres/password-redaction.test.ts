@@ -4,7 +4,8 @@
  */
 import { after, describe, test } from 'node:test';
 import { assertOneLineError, freePort, removeTempDirs, runCli } from '../../cli/testing/cli-process.js';
-import { checkTestServer, createTestDatabase, TEST_POSTGRES_URL } from './testing/test-database.js';
+import { requireTestServer } from './testing/require-server.js';
+import { createTestDatabase, TEST_POSTGRES_URL } from './testing/test-database.js';
 
 const SECRET = 'S3cretPw';
 
@@ -17,16 +18,7 @@ function url(database: string, user = 'postgres', password = SECRET): string {
   return parsed.toString();
 }
 
-const unreachable = await checkTestServer().then(
-  () => null,
-  (error: unknown) => error,
-);
-
-if (unreachable !== null) {
-  test('PostgreSQL test server is reachable', () => {
-    throw unreachable;
-  });
-} else {
+if (await requireTestServer()) {
   after(removeTempDirs);
 
   describe('database passwords', () => {

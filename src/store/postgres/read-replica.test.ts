@@ -24,14 +24,9 @@ import { batch, holder, moves, tokenAddress, tokenMetadata } from '../testing/ba
 import type { IndexBatch, Store } from '../types.js';
 import { MIGRATIONS, MIGRATIONS_TABLE } from './migrations.js';
 import { openPostgresStore } from './postgres-store.js';
+import { requireTestServer } from './testing/require-server.js';
 import { type StreamingReplica, streamingReplicaOrSkip } from './testing/streaming-replica.js';
-import {
-  checkTestServer,
-  createTestDatabase,
-  querySql,
-  type TestDatabase,
-  withSchema,
-} from './testing/test-database.js';
+import { createTestDatabase, querySql, type TestDatabase, withSchema } from './testing/test-database.js';
 
 const TOKEN = tokenAddress(7);
 const [ALICE, BOB] = [holder(1), holder(2)];
@@ -54,16 +49,7 @@ const BLOCK_2: IndexBatch = batch({
   tokens: [],
 });
 
-const unreachable = await checkTestServer().then(
-  () => null,
-  (error: unknown) => error,
-);
-
-if (unreachable !== null) {
-  test('PostgreSQL test server is reachable', () => {
-    throw unreachable;
-  });
-} else {
+if (await requireTestServer()) {
   const standby = await streamingReplicaOrSkip();
   const replica = standby.replica as StreamingReplica;
   let database: TestDatabase;

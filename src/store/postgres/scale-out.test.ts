@@ -28,8 +28,9 @@ import { SPRAY_GAS_LIMIT, sendTransfers, spray } from '../../devchain/traffic.js
 import { silentLogger } from '../../internal/logger.js';
 import type { Store, TransferRecord } from '../types.js';
 import { openPostgresStore } from './postgres-store.js';
+import { requireTestServer } from './testing/require-server.js';
 import { type StreamingReplica, streamingReplicaOrSkip } from './testing/streaming-replica.js';
-import { checkTestServer, createTestDatabase, type TestDatabase } from './testing/test-database.js';
+import { createTestDatabase, type TestDatabase } from './testing/test-database.js';
 
 /** Sprayed transfers: enough for a backfill of several batches and seconds on 2 busy cores. */
 const SPRAYED = 200_000;
@@ -149,16 +150,7 @@ async function httpState(base: string, key: string, tokens: readonly DeployedTok
 
 const digest = (texts: readonly string[]) => createHash('sha256').update(texts.join('\n')).digest('hex');
 
-const unreachable = await checkTestServer().then(
-  () => null,
-  (error: unknown) => error,
-);
-
-if (unreachable !== null) {
-  test('PostgreSQL test server is reachable', () => {
-    throw unreachable;
-  });
-} else {
+if (await requireTestServer()) {
   let tokens: DeployedToken[];
   let head: number;
   let expectedTransfers: number;

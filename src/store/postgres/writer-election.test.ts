@@ -13,13 +13,8 @@ import type { ChainWriter, IndexBatch, Store, WriterLease } from '../types.js';
 import { acquireWriterLease, WriterLeaseLostError } from '../writer-lease.js';
 import { WRITER_LOCK_CLASS, writerLockKey } from './locks.js';
 import { openPostgresStore } from './postgres-store.js';
-import {
-  checkTestServer,
-  createTestDatabase,
-  querySql,
-  type TestDatabase,
-  withSchema,
-} from './testing/test-database.js';
+import { requireTestServer } from './testing/require-server.js';
+import { createTestDatabase, querySql, type TestDatabase, withSchema } from './testing/test-database.js';
 
 const TOKEN = '0xeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee';
 const HOLDER = '0x1111111111111111111111111111111111111111';
@@ -69,16 +64,7 @@ async function writerLockHolders(url: string, chain = 'eth'): Promise<number[]> 
   return rows.map((row) => row.pid);
 }
 
-const unreachable = await checkTestServer().then(
-  () => null,
-  (error: unknown) => error,
-);
-
-if (unreachable !== null) {
-  test('PostgreSQL test server is reachable', () => {
-    throw unreachable;
-  });
-} else {
+if (await requireTestServer()) {
   const database: TestDatabase = await createTestDatabase();
   const stores: Store[] = [];
   after(async () => {
