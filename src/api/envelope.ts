@@ -95,7 +95,7 @@ export async function sendCachedOk(
     }
     // Only a path whose answer the cache holds can be answered before routing. Remembering every
     // routed path would fill the fast path's map, under a crawl of paths asked once each, with
-    // paths it never answers (serve's peak RSS under the growth benchmark's crawl: 14 MB more).
+    // paths it never answers (docs/benchmarks.md, Growth: serve's memory under a crawl).
     if (kept) answers.fastPath?.learn(reply.request, key);
   }
   // A Buffer is sent as is: no serializer, and its length needs no UTF-8 measuring.
