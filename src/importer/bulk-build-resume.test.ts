@@ -18,7 +18,7 @@ import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { silentLogger } from '../internal/logger.js';
 import { bulkBuildSettings } from '../store/sqlite/bulk-build.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import { dumpTables } from '../store/sqlite/testing/table-dump.js';
+import { assertSameTables } from '../store/sqlite/testing/table-dump.js';
 import type { Store } from '../store/types.js';
 import { type ImportOptions, importTransfers } from './importer.js';
 import { createImportNode } from './node-reader.js';
@@ -55,15 +55,6 @@ async function runImport(store: Store, bulkLoad = true): Promise<void> {
     await importTransfers(options);
   } finally {
     await fixture.close();
-  }
-}
-
-function assertSameTables(actualPath: string, expectedPath: string, what: string): void {
-  const actual = dumpTables(actualPath);
-  const expected = dumpTables(expectedPath);
-  assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort(), `${what}: tables`);
-  for (const [table, expectedRows] of expected) {
-    assert.deepEqual(actual.get(table), expectedRows, `${what}: ${table}`);
   }
 }
 

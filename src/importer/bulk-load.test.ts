@@ -18,7 +18,7 @@ import { createRpcClient } from '../chains/jsonrpc/rpc-client.js';
 import { verifyChain } from '../indexer/verify.js';
 import { silentLogger } from '../internal/logger.js';
 import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
-import { dumpTables } from '../store/sqlite/testing/table-dump.js';
+import { assertSameTables } from '../store/sqlite/testing/table-dump.js';
 import { openSqliteStoreWithWriterThread } from '../store/sqlite/writer-thread.js';
 import type { Store, StoreWriter } from '../store/types.js';
 import { type ImportOptions, importTransfers } from './importer.js';
@@ -67,19 +67,6 @@ async function importInto(
     return { path, imported: summary.imported, store };
   } finally {
     await fixture.close();
-  }
-}
-
-/** Asserts that two store files hold the same rows in every table. */
-function assertSameTables(actualPath: string, expectedPath: string, what: string): void {
-  const actual = dumpTables(actualPath);
-  const expected = dumpTables(expectedPath);
-  assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort(), `${what}: tables`);
-  for (const [table, rows] of expected) {
-    const got = actual.get(table)!;
-    assert.equal(got.length, rows.length, `${what}: rows of ${table}`);
-    const i = got.findIndex((row, k) => row !== rows[k]);
-    assert.equal(i, -1, `${what}: ${table} differs first at ${got[i]} (expected ${rows[i]})`);
   }
 }
 

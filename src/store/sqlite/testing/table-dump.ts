@@ -4,6 +4,7 @@
  * may number differently (a bulk load numbers addresses in byte order, row by row numbers them as
  * they come), so entries name their address instead; the write time of the chain row is left out.
  */
+import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { tablesOf } from './previous-version.js';
 
@@ -49,4 +50,17 @@ export function dumpTables(path: string): Map<string, string[]> {
 
 function columnsOf(db: Database.Database, table: string): string[] {
   return db.prepare<[string], string>('SELECT name FROM pragma_table_info(?)').pluck().all(table);
+}
+
+/** Asserts that two store files hold the same rows in every table; names the first row that differs. */
+export function assertSameTables(actualPath: string, expectedPath: string, what: string): void {
+  const actual = dumpTables(actualPath);
+  const expected = dumpTables(expectedPath);
+  assert.deepEqual([...actual.keys()].sort(), [...expected.keys()].sort(), `${what}: tables`);
+  for (const [table, rows] of expected) {
+    const got = actual.get(table)!;
+    assert.equal(got.length, rows.length, `${what}: rows of ${table}`);
+    const i = got.findIndex((row, k) => row !== rows[k]);
+    assert.equal(i, -1, `${what}: ${table} differs first at ${got[i]} (expected ${rows[i]})`);
+  }
 }
