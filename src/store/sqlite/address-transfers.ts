@@ -8,7 +8,7 @@
 import type Database from 'better-sqlite3';
 import { pushHexParams, UNHEX_OR_VALUE } from './codec.js';
 import { bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
-import { hexText } from './statements.js';
+import { hexText } from './sql-fragments.js';
 
 /** Entries per insert statement: more than the other buffered rows (four small numbers a row). */
 const ENTRY_ROWS = 128;

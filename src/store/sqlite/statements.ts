@@ -10,32 +10,7 @@ import { UNHEX_OR_VALUE } from './codec.js';
 import { hintedRead } from './index-hint.js';
 import { NEGATIVE_BALANCE } from './migrations.js';
 import { BUFFERED_ROWS, bufferedRows, multiRow, ROWS_PER_STATEMENT, rowsOf } from './multi-row.js';
-
-/**
- * SQL giving a column written by `encodeHex` back as its original text: `0x` + lower-case hex for a
- * BLOB, the stored TEXT otherwise. Equal to `decodeHex` of the column, computed by SQLite.
- */
-export function hexText(column: string): string {
-  return `CASE WHEN typeof(${column}) = 'blob' THEN '0x' || lower(hex(${column})) ELSE ${column} END`;
-}
-
-/**
- * SQL giving a column written by `encodeAmount` as something `decodeAmount` reads without a Buffer:
- * a BLOB becomes `0x0` + its hex (`BigInt` reads it; the extra 0 keeps an empty BLOB valid); an
- * INTEGER (a JS number, exact below 2^53), decimal TEXT and NULL pass unchanged.
- */
-export function amountText(column: string): string {
-  return `CASE WHEN typeof(${column}) = 'blob' THEN '0x0' || hex(${column}) ELSE ${column} END`;
-}
-
-/**
- * A chain's transfers, balances and address entries are read only while no bulk load of it is
- * waiting or being built: a load starts on a chain without any, and its build commits in steps
- * (bulk-build.ts), so until the last one the reads answer as before the load. An uncorrelated
- * `NOT IN`: the few chain rows are read once a statement.
- */
-const READABLE = (column: string) =>
-  `${column} NOT IN (SELECT chain FROM chains WHERE bulk_block IS NOT NULL)`;
+import { ADDRESS_ID, amountText, hexText, READABLE, TOKEN_ID } from './sql-fragments.js';
 
 /**
  * (holder, amount) rows of one token in `table` (balances or seeds), by holder after a cursor;
@@ -89,11 +64,6 @@ export type AddressBalanceRow = [
 
 /** A transfer row of the address reads; the all-tokens read puts the token's address first. */
 export type AddressTransferRow = [number, number, number, string, string, string, SqlValue, number];
-
-/** The id of an address named by transfers (two parameters: chain, encoded address). */
-const ADDRESS_ID = `(SELECT id FROM addresses WHERE chain = ? AND address = ? AND ${READABLE('chain')})`;
-/** The id of a token (two parameters: chain, encoded address). */
-const TOKEN_ID = `(SELECT id FROM tokens WHERE chain = ? AND address = ? AND ${READABLE('chain')})`;
 
 /** The store's single-row statements, by concern. */
 export function prepareStatements(db: Database.Database) {
