@@ -328,10 +328,19 @@ describe('fast path: key, allow-list, limit and data changes take effect as befo
     const [answer] = await exchange(on, [{ method: 'GET', target: `${path}?apikey=${key}` }]);
     return { answer: answer!, fast: on.apps.fastPath!.answered > before };
   }
-  /** Asks until the answer is cached and served by the fast path. */
+  /**
+   * Asks until the answer is cached and served by the fast path. A write just before (a key added
+   * through the other handle) is seen by the data-version check up to DATA_VERSION_CHECK_MS later
+   * and drops the cache between two of these requests, so three in a row are not always enough;
+   * a second round after that check has run always is.
+   */
   async function warm(path: string, key: string, on = server): Promise<void> {
-    for (let i = 0; i < 3; i++) await get(path, key, on);
-    assert.equal((await get(path, key, on)).fast, true, `${path} not answered by the fast path`);
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 3; i++) await get(path, key, on);
+      if ((await get(path, key, on)).fast) return;
+      await sleep(2 * DATA_VERSION_CHECK_MS);
+    }
+    assert.fail(`${path} not answered by the fast path`);
   }
 
   test('a revoked key is refused within the key TTL, cached answer or not', async () => {
